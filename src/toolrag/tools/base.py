@@ -1,0 +1,134 @@
+"""``GuardedToolSpec``: a ``BaseToolSpec`` whose tools validate arguments and never raise.
+
+Each spec function keeps its typed signature and LLM-facing docstring (LlamaIndex builds the
+JSON schema from them). ``to_tool_list`` wraps every function so that arguments are validated
+against that schema first, and any failure becomes a :class:`ToolResult` the agent can read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from llama_index.core.tools import FunctionTool
+from llama_index.core.tools.tool_spec.base import BaseToolSpec
+from pydantic import BaseModel, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from toolrag.errors import IndexMissingError, InputError, ToolragError
+from toolrag.tools.result import ErrorCode, ToolResult
+
+log = logging.getLogger(__name__)
+
+
+def _describe_errors(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def split_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into the description and the ``Args:`` descriptions."""
+    head, _, args_block = doc.partition("\nArgs:")
+    arg_docs: dict[str, str] = {}
+    current = None
+    for line in args_block.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if ":" in stripped and not line.startswith(" " * 12):
+            name, _, text = stripped.partition(":")
+            if name.isidentifier():
+                current = name
+                arg_docs[current] = text.strip()
+                continue
+        if current:
+            arg_docs[current] += " " + stripped
+    return " ".join(head.split()), arg_docs
+
+
+def described_schema(schema: type[BaseModel], arg_docs: dict[str, str]) -> type[BaseModel]:
+    """A copy of ``schema`` whose fields carry the docstring's per-argument descriptions."""
+    fields: dict[str, Any] = {}
+    for name, info in schema.model_fields.items():
+        merged = FieldInfo.merge_field_infos(info, description=arg_docs.get(name) or
+                                             info.description)
+        fields[name] = (info.annotation, merged)
+    model: type[BaseModel] = create_model(schema.__name__, **fields)
+    return model
+
+
+def call_validated(name: str, fn: Callable[..., Any], schema: type[BaseModel] | None,
+                   kwargs: dict[str, Any]) -> ToolResult:
+    """Validate ``kwargs`` against ``schema``, run ``fn``, and always return a ToolResult."""
+    ignored: list[str] = []
+    if schema is not None:
+        allowed = set(schema.model_fields)
+        ignored = sorted(k for k in kwargs if k not in allowed)
+        try:
+            args = schema.model_validate({k: v for k, v in kwargs.items() if k in allowed})
+        except ValidationError as exc:
+            fields = ", ".join(
+                f"{k}{'' if f.is_required() else '?'}" for k, f in schema.model_fields.items()
+            )
+            return ToolResult.fail(
+                ErrorCode.INVALID_ARGUMENT,
+                f"Invalid arguments for {name}: {_describe_errors(exc)}",
+                suggestion=f"Call {name} with arguments ({fields}) of the documented types.",
+            )
+        call_kwargs = {k: getattr(args, k) for k in args.model_fields_set}
+    else:
+        call_kwargs = kwargs
+    try:
+        result = fn(**call_kwargs)
+    except InputError as exc:
+        code = ErrorCode.UNKNOWN_PROJECT if "project" in exc.message.lower() else (
+            ErrorCode.INVALID_ARGUMENT)
+        return ToolResult.fail(code, exc.message, suggestion=exc.hint)
+    except IndexMissingError as exc:
+        return ToolResult.fail(ErrorCode.INDEX_MISSING, exc.message, suggestion=exc.hint,
+                               recoverable=False)
+    except ToolragError as exc:
+        return ToolResult.fail(ErrorCode.INTERNAL_ERROR, exc.message, suggestion=exc.hint)
+    except Exception as exc:  # a tool must never crash the agent
+        log.exception("tool %s failed", name)
+        return ToolResult.fail(
+            ErrorCode.INTERNAL_ERROR,
+            f"{name} failed: {exc.__class__.__name__}: {exc}",
+            suggestion="Try different arguments or another tool.",
+        )
+    if not isinstance(result, ToolResult):
+        result = ToolResult.ok(result)
+    if ignored:
+        note = f"Ignored unknown arguments: {', '.join(ignored)}."
+        result.suggestion = f"{note} {result.suggestion or ''}".strip()
+    return result
+
+
+class GuardedToolSpec(BaseToolSpec):
+    """Base for toolrag tool specs. Subclasses list ``spec_functions`` like any BaseToolSpec."""
+
+    def to_tool_list(self, spec_functions: Any = None, func_to_metadata_mapping: Any = None
+                     ) -> list[FunctionTool]:
+        tools = []
+        for plain in super().to_tool_list(spec_functions, func_to_metadata_mapping):
+            name = plain.metadata.get_name()
+            fn = getattr(self, name)
+            description, arg_docs = split_docstring(inspect.getdoc(fn) or "")
+            schema = plain.metadata.fn_schema
+            if schema is not None:
+                schema = described_schema(schema, arg_docs)
+
+            def run(_name: str = name, _fn: Callable[..., Any] = fn,
+                    _schema: type[BaseModel] | None = schema, **kwargs: Any) -> ToolResult:
+                return call_validated(_name, _fn, _schema, kwargs)
+
+            metadata = dataclasses.replace(plain.metadata, description=description,
+                                           fn_schema=schema)
+            tools.append(FunctionTool(fn=run, metadata=metadata))
+        return tools

@@ -1,0 +1,149 @@
+"""Content tools: three access patterns over the content indexes (one retriever, many tools)."""
+
+
+import datetime as dt
+from typing import Literal
+
+from toolrag.knowledge import ContentIndex, Hit, SearchFilters
+from toolrag.projects import ProjectCatalog
+from toolrag.tools.base import GuardedToolSpec
+from toolrag.tools.result import ErrorCode, Source, ToolResult
+
+DocumentType = Literal[
+    "contract", "proposal", "bid", "change_order", "rfi", "specification", "meeting_minutes"
+]
+
+PASSAGE_CHARS = 1200
+
+
+def _source(hit: Hit, locator: str) -> Source:
+    return Source(file=hit.source, doc_id=hit.doc_id, title=hit.title, locator=locator,
+                  score=hit.score)
+
+
+class ContentToolSpec(GuardedToolSpec):
+    """Search tools over the documents, blueprints and schedules of the content indexes."""
+
+    spec_functions = ["search_documents", "search_blueprints", "get_project_schedule"]
+
+    def __init__(self, documents: ContentIndex, blueprints: ContentIndex,
+                 schedules: ContentIndex, catalog: ProjectCatalog, top_k: int = 3) -> None:
+        self.documents = documents
+        self.blueprints = blueprints
+        self.schedules = schedules
+        self.catalog = catalog
+        self.top_k = top_k
+
+    def search_documents(
+        self,
+        query: str,
+        document_type: DocumentType | None = None,
+        project: str | None = None,
+    ) -> ToolResult:
+        """Search the text documents of construction projects: contracts, proposals, bids,
+        change orders, RFIs, specifications and meeting minutes.
+
+        Use it for facts written in documents: contract values and terms, bid amounts, change
+        order amounts, RFI questions and answers, specification requirements, meeting decisions.
+        Returns the most relevant passages with their document id, title, type, date, file and
+        score. It does not search drawings or schedules, and does not compute totals.
+
+        Args:
+            query: What to look for, in plain words (e.g. "liquidated damages per day").
+            document_type: Only this kind of document: contract, proposal, bid, change_order, rfi, specification or meeting_minutes.
+            project: Only this project, by code (GRB-101) or name (Riverside Medical Office Building).
+        """
+        if not query.strip():
+            return ToolResult.fail(ErrorCode.INVALID_ARGUMENT, "The query is empty.",
+                                   suggestion="Describe what to look for in a few words.")
+        filters = SearchFilters(
+            project=self.catalog.resolve(project) if project else None, doc_type=document_type
+        )
+        hits = self.documents.search(query, k=self.top_k, filters=filters)
+        if not hits:
+            return ToolResult.ok([], suggestion="No passage matched; drop a filter or reword.")
+        data = [
+            {"doc_id": h.doc_id, "title": h.title, "project": h.project, "type": h.doc_type,
+             "date": h.date, "file": h.source, "score": h.score,
+             "text": h.text[:PASSAGE_CHARS]}
+            for h in hits
+        ]
+        return ToolResult.ok(data, sources=[_source(h, f"chunk {h.chunk}") for h in hits])
+
+    def search_blueprints(
+        self,
+        description: str,
+        start_date: dt.date | None = None,
+        end_date: dt.date | None = None,
+        project: str | None = None,
+    ) -> ToolResult:
+        """Search blueprint drawing sheets (plans, elevations, details) by what they show and by
+        revision date.
+
+        Use it to find which drawing sheets exist for a topic, a discipline (architectural,
+        structural, mechanical, electrical, plumbing, civil, fire protection) or a project, and
+        which sheets were revised in a date range. Returns sheets with sheet number, title,
+        discipline, project, revision and revision date, read from each sheet's title block. It
+        does not search contracts or other text documents.
+
+        Args:
+            description: What the drawing shows, in plain words (e.g. "level 2 ductwork plan").
+            start_date: Earliest revision date, YYYY-MM-DD (inclusive).
+            end_date: Latest revision date, YYYY-MM-DD (inclusive).
+            project: Only this project, by code (GRB-101) or name.
+        """
+        if start_date and end_date and start_date > end_date:
+            return ToolResult.fail(
+                ErrorCode.INVALID_ARGUMENT,
+                f"start_date {start_date} is after end_date {end_date}.",
+                suggestion="Swap the dates so that start_date <= end_date.",
+            )
+        filters = SearchFilters(
+            project=self.catalog.resolve(project) if project else None,
+            start_date=start_date, end_date=end_date,
+        )
+        k = self.top_k * 3 if (start_date or end_date) else self.top_k
+        hits = self.blueprints.search(description or "drawing sheet", k=k, filters=filters)
+        if not hits:
+            return ToolResult.ok(
+                [], suggestion="No sheet matched; widen the date range or drop the project.")
+        data = [
+            {"sheet": h.sheet, "title": h.title, "discipline": h.discipline,
+             "project": h.project, "revision": h.extra.get("revision", ""),
+             "revision_date": h.date, "file": h.source, "score": h.score}
+            for h in hits
+        ]
+        return ToolResult.ok(data, sources=[_source(h, f"sheet {h.sheet}") for h in hits])
+
+    def get_project_schedule(self, project: str) -> ToolResult:
+        """Get the milestone schedule of one project: every milestone with planned start,
+        planned finish, actual finish, status and who is responsible.
+
+        Use it for questions about when something is planned or was finished, what is late or
+        in progress, and the substantial completion date. Returns milestones in planned order.
+        It does not return costs, drawings or documents.
+
+        Args:
+            project: The project, by code (GRB-107) or name (Summit Ridge Hotel).
+        """
+        code = self.catalog.resolve(project)
+        hits = self.schedules.rows(SearchFilters(project=code))
+        if not hits:
+            return ToolResult.fail(
+                ErrorCode.NOT_FOUND, f"No schedule is indexed for project {code}.",
+                suggestion="Check the project, or add data/schedules/<code>.csv and re-index.",
+            )
+        hits.sort(key=lambda h: (h.extra.get("planned_start", ""), h.doc_id))
+        data = {
+            "project": code,
+            "project_name": self.catalog.name_of(code),
+            "milestones": [
+                {"id": h.doc_id, "milestone": h.title, **{
+                    k: h.extra.get(k, "") for k in
+                    ("planned_start", "planned_finish", "actual_finish", "status", "responsible")
+                }}
+                for h in hits
+            ],
+        }
+        return ToolResult.ok(data, sources=[_source(h, h.doc_id) for h in hits[:1]] if hits
+                             else [])

@@ -1,0 +1,70 @@
+"""The one envelope every tool returns, for success and for every error."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ErrorCode(StrEnum):
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    UNKNOWN_PROJECT = "UNKNOWN_PROJECT"
+    UNKNOWN_TOOL = "UNKNOWN_TOOL"
+    INDEX_MISSING = "INDEX_MISSING"
+    NOT_FOUND = "NOT_FOUND"
+    TIMEOUT = "TIMEOUT"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+class Source(BaseModel):
+    """Where a piece of evidence came from."""
+
+    file: str
+    doc_id: str = ""
+    title: str = ""
+    locator: str = Field("", description="Sheet number, milestone id or chunk within the file.")
+    score: float | None = None
+
+
+class ToolResult(BaseModel):
+    """``{success, data, error_code, error_message, recoverable, suggestion}`` plus sources.
+
+    A tool never raises into the agent: bad arguments, unknown projects, missing indexes and
+    internal failures all come back as a ``ToolResult`` the model can read and act on.
+    """
+
+    success: bool
+    data: Any = None
+    error_code: ErrorCode | None = None
+    error_message: str | None = None
+    recoverable: bool = True
+    suggestion: str | None = None
+    sources: list[Source] = Field(default_factory=list, exclude=True)
+    truncated: bool = False
+
+    @classmethod
+    def ok(cls, data: Any, sources: list[Source] | None = None,
+           suggestion: str | None = None) -> ToolResult:
+        return cls(success=True, data=data, sources=sources or [], suggestion=suggestion)
+
+    @classmethod
+    def fail(cls, code: ErrorCode, message: str, *, suggestion: str | None = None,
+             recoverable: bool = True) -> ToolResult:
+        return cls(success=False, error_code=code, error_message=message,
+                   suggestion=suggestion, recoverable=recoverable)
+
+    def render(self, max_chars: int = 6000) -> str:
+        """Compact JSON for the model's observation, without empty fields."""
+        payload = self.model_dump(mode="json", exclude_none=True)
+        if not payload.get("truncated"):
+            payload.pop("truncated", None)
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        if len(text) > max_chars:
+            text = text[:max_chars] + '..."} [truncated]'
+        return text
+
+    def __str__(self) -> str:
+        return self.render()
