@@ -29,12 +29,14 @@ import yaml
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from draw_blueprints import DEFAULT_OUT, DEFAULT_SHEETS, title_block_rect  # noqa: E402
+from draw_blueprints import DEFAULT_OUT, DEFAULT_SHEETS, title_block_rect
 
 try:
     import pytesseract
 except ImportError:  # pragma: no cover
-    sys.exit("pytesseract is not installed: pip install pytesseract (and apt-get install tesseract-ocr)")
+    sys.exit(
+        "pytesseract is not installed: pip install pytesseract (and apt-get install tesseract-ocr)"
+    )
 
 # label in the image -> key in sheets.yaml
 FIELDS = {
@@ -50,7 +52,8 @@ FIELDS = {
 # read as "PROJECT"; the value runs to the end of the line (the title block is the rightmost
 # column of the sheet).
 LABEL_RE = re.compile(
-    r"(?<![A-Z])(" + "|".join(sorted((re.escape(k) for k in FIELDS), key=len, reverse=True))
+    r"(?<![A-Z])("
+    + "|".join(sorted((re.escape(k) for k in FIELDS), key=len, reverse=True))
     + r")\s*[:;]\s*(.+?)\s*$"
 )
 
@@ -95,11 +98,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sheets", type=Path, default=DEFAULT_SHEETS)
     ap.add_argument("--dir", type=Path, default=DEFAULT_OUT, help="folder with the PNGs")
-    ap.add_argument("--psm", type=int, default=6,
-                    help="tesseract page segmentation mode for the crop (6 = one uniform block of text)")
-    ap.add_argument("--whole-psm", type=int, default=11,
-                    help="page segmentation mode for the whole image (11 = sparse text; 3 joins the notes "
-                         "and title-block columns into one line and misreads some values)")
+    ap.add_argument(
+        "--psm",
+        type=int,
+        default=6,
+        help="tesseract page segmentation mode for the crop (6 = one uniform block of text)",
+    )
+    ap.add_argument(
+        "--whole-psm",
+        type=int,
+        default=11,
+        help="page segmentation mode for the whole image (11 = sparse text; 3 joins the notes "
+        "and title-block columns into one line and misreads some values)",
+    )
     ap.add_argument("--crop-only", action="store_true", help="skip the whole-image OCR")
     ap.add_argument("--strict-whole", action="store_true", help="whole-image mismatches also fail")
     ap.add_argument("-v", "--verbose", action="store_true", help="print mismatch details")
@@ -113,8 +124,10 @@ def main(argv: list[str] | None = None) -> int:
 
     with open(args.sheets, encoding="utf-8") as fh:
         sheets = yaml.safe_load(fh)
-    print(f"tesseract {version}; crop --psm {args.psm}"
-          + ("" if args.crop_only else f"; whole image --psm {args.whole_psm}"))
+    print(
+        f"tesseract {version}; crop --psm {args.psm}"
+        + ("" if args.crop_only else f"; whole image --psm {args.whole_psm}")
+    )
     hdr = f"{'FILE':<22} {'SHEET':<7} {'REV':>3} {'REV DATE':<10}  {'CROP':<6} {'s':>5}"
     if not args.crop_only:
         hdr += f"  {'WHOLE':<6} {'s':>5}"
@@ -134,8 +147,10 @@ def main(argv: list[str] | None = None) -> int:
         t_crop += dt
         bad = compare(sheet, parse_labels(text))
         crop_fail += bool(bad)
-        row = (f"{sheet['file']:<22} {sheet['sheet_number']:<7} {sheet['revision']:>3} "
-               f"{str(sheet['revision_date']):<10}  {'OK' if not bad else 'FAIL':<6} {dt:5.2f}")
+        row = (
+            f"{sheet['file']:<22} {sheet['sheet_number']:<7} {sheet['revision']:>3} "
+            f"{sheet['revision_date']!s:<10}  {'OK' if not bad else 'FAIL':<6} {dt:5.2f}"
+        )
         details += [f"{sheet['file']} crop {b}" for b in bad]
         if not args.crop_only:
             wtext, wdt = ocr(img, args.whole_psm)
@@ -149,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(hdr))
     print(f"title-block crop: {n - crop_fail}/{n} exact, mean {t_crop / max(n, 1):.2f} s/image")
     if not args.crop_only:
-        print(f"whole image:      {n - whole_fail}/{n} exact, mean {t_whole / max(n, 1):.2f} s/image")
+        print(
+            f"whole image:      {n - whole_fail}/{n} exact, mean {t_whole / max(n, 1):.2f} s/image"
+        )
     if details and (args.verbose or crop_fail):
         print("\nmismatches:")
         for line in details:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import math
 import random
 import sys
@@ -100,38 +101,176 @@ def title_block_lines(sheet: dict) -> list[str]:
 
 # ---------------------------------------------------------------- vocabulary
 ROOMS = {
-    "GRB-101": ["WAITING", "RECEPTION", "EXAM 1", "EXAM 2", "EXAM 3", "MRI SUITE", "X-RAY",
-                "NURSE STATION", "STAFF LOUNGE", "LAB", "RESTROOM", "STORAGE", "CT SCAN", "OFFICE"],
-    "GRB-102": ["CLASSROOM A", "CLASSROOM B", "CLASSROOM C", "CLASSROOM D", "KINDERGARTEN",
-                "STAFF WORK", "RESTROOM", "STORAGE", "SPECIAL ED", "COUNSELOR", "CUSTODIAL"],
-    "GRB-103": ["UNIT 201", "UNIT 202", "UNIT 203", "UNIT 204", "UNIT 205", "LOBBY", "TRASH",
-                "BIKE STORAGE", "ELEV", "STAIR 1", "STAIR 2", "LEASING", "MAIL"],
-    "GRB-104": ["APPARATUS BAY 1", "APPARATUS BAY 2", "APPARATUS BAY 3", "TURNOUT GEAR", "DAY ROOM",
-                "KITCHEN", "BUNK ROOM", "HOSE TOWER", "WORKSHOP", "DECON", "WATCH ROOM"],
-    "GRB-105": ["WAREHOUSE", "SHIPPING", "RECEIVING", "OFFICE", "BREAK ROOM", "BATTERY CHARGING",
-                "DOCK OFFICE", "RESTROOM", "FIRE RISER", "ELEC"],
-    "GRB-106": ["READING ROOM", "STACKS", "CHILDRENS", "COMPUTER LAB", "STAFF WORK", "MEETING ROOM",
-                "CIRCULATION", "QUIET STUDY", "RESTROOM", "ARCHIVE"],
-    "GRB-107": ["GUEST ROOM 601", "GUEST ROOM 602", "GUEST ROOM 603", "GUEST ROOM 604", "POOL DECK",
-                "LOBBY", "RESTAURANT", "KITCHEN", "FITNESS", "LAUNDRY", "ELEV LOBBY", "BAR"],
-    "GRB-108": ["TERMINAL", "TICKETING", "WAITING", "RESTROOM", "BUS BAY 1", "BUS BAY 2",
-                "DRIVER LOUNGE", "PLATFORM", "SECURITY", "BIKE ROOM"],
-    "GRB-109": ["RESIDENT 101", "RESIDENT 102", "RESIDENT 103", "DINING", "ACTIVITY", "NURSE STATION",
-                "MEDICATION", "COURTYARD", "LAUNDRY", "SPA", "SALON"],
-    "GRB-110": ["NATATORIUM", "LAP POOL", "LEISURE POOL", "LOCKER ROOM", "FILTER ROOM",
-                "CHEMICAL STORAGE", "LIFEGUARD", "LOBBY", "PARTY ROOM", "FAMILY CHANGING"],
-    "GRB-111": ["OPEN OFFICE", "CONFERENCE", "CORE", "ELEV LOBBY", "STAIR 1", "TENANT SPACE",
-                "LOBBY", "MAIL", "SECURITY", "LOADING"],
-    "GRB-112": ["BLOWER ROOM", "ELECTRICAL ROOM", "CONTROL ROOM", "STORAGE", "WORKSHOP",
-                "RESTROOM", "MCC ROOM", "LAB"],
+    "GRB-101": [
+        "WAITING",
+        "RECEPTION",
+        "EXAM 1",
+        "EXAM 2",
+        "EXAM 3",
+        "MRI SUITE",
+        "X-RAY",
+        "NURSE STATION",
+        "STAFF LOUNGE",
+        "LAB",
+        "RESTROOM",
+        "STORAGE",
+        "CT SCAN",
+        "OFFICE",
+    ],
+    "GRB-102": [
+        "CLASSROOM A",
+        "CLASSROOM B",
+        "CLASSROOM C",
+        "CLASSROOM D",
+        "KINDERGARTEN",
+        "STAFF WORK",
+        "RESTROOM",
+        "STORAGE",
+        "SPECIAL ED",
+        "COUNSELOR",
+        "CUSTODIAL",
+    ],
+    "GRB-103": [
+        "UNIT 201",
+        "UNIT 202",
+        "UNIT 203",
+        "UNIT 204",
+        "UNIT 205",
+        "LOBBY",
+        "TRASH",
+        "BIKE STORAGE",
+        "ELEV",
+        "STAIR 1",
+        "STAIR 2",
+        "LEASING",
+        "MAIL",
+    ],
+    "GRB-104": [
+        "APPARATUS BAY 1",
+        "APPARATUS BAY 2",
+        "APPARATUS BAY 3",
+        "TURNOUT GEAR",
+        "DAY ROOM",
+        "KITCHEN",
+        "BUNK ROOM",
+        "HOSE TOWER",
+        "WORKSHOP",
+        "DECON",
+        "WATCH ROOM",
+    ],
+    "GRB-105": [
+        "WAREHOUSE",
+        "SHIPPING",
+        "RECEIVING",
+        "OFFICE",
+        "BREAK ROOM",
+        "BATTERY CHARGING",
+        "DOCK OFFICE",
+        "RESTROOM",
+        "FIRE RISER",
+        "ELEC",
+    ],
+    "GRB-106": [
+        "READING ROOM",
+        "STACKS",
+        "CHILDRENS",
+        "COMPUTER LAB",
+        "STAFF WORK",
+        "MEETING ROOM",
+        "CIRCULATION",
+        "QUIET STUDY",
+        "RESTROOM",
+        "ARCHIVE",
+    ],
+    "GRB-107": [
+        "GUEST ROOM 601",
+        "GUEST ROOM 602",
+        "GUEST ROOM 603",
+        "GUEST ROOM 604",
+        "POOL DECK",
+        "LOBBY",
+        "RESTAURANT",
+        "KITCHEN",
+        "FITNESS",
+        "LAUNDRY",
+        "ELEV LOBBY",
+        "BAR",
+    ],
+    "GRB-108": [
+        "TERMINAL",
+        "TICKETING",
+        "WAITING",
+        "RESTROOM",
+        "BUS BAY 1",
+        "BUS BAY 2",
+        "DRIVER LOUNGE",
+        "PLATFORM",
+        "SECURITY",
+        "BIKE ROOM",
+    ],
+    "GRB-109": [
+        "RESIDENT 101",
+        "RESIDENT 102",
+        "RESIDENT 103",
+        "DINING",
+        "ACTIVITY",
+        "NURSE STATION",
+        "MEDICATION",
+        "COURTYARD",
+        "LAUNDRY",
+        "SPA",
+        "SALON",
+    ],
+    "GRB-110": [
+        "NATATORIUM",
+        "LAP POOL",
+        "LEISURE POOL",
+        "LOCKER ROOM",
+        "FILTER ROOM",
+        "CHEMICAL STORAGE",
+        "LIFEGUARD",
+        "LOBBY",
+        "PARTY ROOM",
+        "FAMILY CHANGING",
+    ],
+    "GRB-111": [
+        "OPEN OFFICE",
+        "CONFERENCE",
+        "CORE",
+        "ELEV LOBBY",
+        "STAIR 1",
+        "TENANT SPACE",
+        "LOBBY",
+        "MAIL",
+        "SECURITY",
+        "LOADING",
+    ],
+    "GRB-112": [
+        "BLOWER ROOM",
+        "ELECTRICAL ROOM",
+        "CONTROL ROOM",
+        "STORAGE",
+        "WORKSHOP",
+        "RESTROOM",
+        "MCC ROOM",
+        "LAB",
+    ],
 }
 DEFAULT_ROOMS = ["OFFICE", "STORAGE", "RESTROOM", "MECH", "ELEC", "CORRIDOR"]
 BEAMS = ["W18X35", "W21X44", "W16X26", "W24X55", "W14X22", "W12X19"]
 STREETS = {  # from the project addresses in data/domain.yaml
-    "GRB-101": "RIVER ROAD", "GRB-102": "OAK HOLLOW LANE", "GRB-103": "MARINE DRIVE",
-    "GRB-104": "STATION WAY", "GRB-105": "INDUSTRIAL PARKWAY", "GRB-106": "LAKESHORE AVENUE",
-    "GRB-107": "SUMMIT RIDGE ROAD", "GRB-108": "DEPOT STREET", "GRB-109": "PINECREST BOULEVARD",
-    "GRB-110": "PARK LOOP", "GRB-111": "FOUNDRY STREET", "GRB-112": "TREATMENT PLANT ROAD",
+    "GRB-101": "RIVER ROAD",
+    "GRB-102": "OAK HOLLOW LANE",
+    "GRB-103": "MARINE DRIVE",
+    "GRB-104": "STATION WAY",
+    "GRB-105": "INDUSTRIAL PARKWAY",
+    "GRB-106": "LAKESHORE AVENUE",
+    "GRB-107": "SUMMIT RIDGE ROAD",
+    "GRB-108": "DEPOT STREET",
+    "GRB-109": "PINECREST BOULEVARD",
+    "GRB-110": "PARK LOOP",
+    "GRB-111": "FOUNDRY STREET",
+    "GRB-112": "TREATMENT PLANT ROAD",
 }
 
 
@@ -158,10 +297,10 @@ def dashed_line(d: ImageDraw.ImageDraw, p0, p1, dash=14, gap=6, fill=GRID_GREY, 
 
 def centered_text(d, cx, cy, s, size, fill=BLACK, bg=None, pad=3):
     f = font(size)
-    l, t, r, b = d.textbbox((0, 0), s, font=f)
-    x, y = cx - (r - l) / 2 - l, cy - (b - t) / 2 - t
+    left, t, r, b = d.textbbox((0, 0), s, font=f)
+    x, y = cx - (r - left) / 2 - left, cy - (b - t) / 2 - t
     if bg is not None:
-        d.rectangle([x + l - pad, y + t - pad, x + r + pad, y + b + pad], fill=bg)
+        d.rectangle([x + left - pad, y + t - pad, x + r + pad, y + b + pad], fill=bg)
     d.text((x, y), s, font=f, fill=fill)
 
 
@@ -182,8 +321,15 @@ def room_label(d, box, name, number, size=15):
     lh = size + 5
     cy = (y0 + y1) / 2 - (len(lines) - 1) * lh / 2
     for i, s in enumerate(lines):
-        centered_text(d, (x0 + x1) / 2, cy + i * lh, s, size if i < len(lines) - 1 or not number else size - 2,
-                      bg=WHITE, pad=2)
+        centered_text(
+            d,
+            (x0 + x1) / 2,
+            cy + i * lh,
+            s,
+            size if i < len(lines) - 1 or not number else size - 2,
+            bg=WHITE,
+            pad=2,
+        )
 
 
 def grid_bubble(d, cx, cy, label, r=17):
@@ -201,7 +347,7 @@ def dim_horizontal(d, xs, y, labels, ext_to=None):
         d.line([(x - 5, y + 5), (x + 5, y - 5)], fill=BLACK, width=2)
         if ext_to is not None:
             d.line([(x, y - 8), (x, ext_to)], fill=LIGHT, width=1)
-    for xa, xb, lab in zip(xs, xs[1:], labels):
+    for xa, xb, lab in zip(xs, xs[1:], labels, strict=False):
         centered_text(d, (xa + xb) / 2, y - 11, lab, 13)
 
 
@@ -209,7 +355,7 @@ def dim_vertical(d, ys, x, labels):
     d.line([(x, ys[0] - 8), (x, ys[-1] + 8)], fill=BLACK, width=1)
     for y in ys:
         d.line([(x - 5, y + 5), (x + 5, y - 5)], fill=BLACK, width=2)
-    for ya, yb, lab in zip(ys, ys[1:], labels):
+    for ya, yb, lab in zip(ys, ys[1:], labels, strict=False):
         f = font(13)
         d.text((x + 8, (ya + yb) / 2 - 8), lab, font=f, fill=BLACK)
 
@@ -273,10 +419,10 @@ def draw_grid(d, plan: Plan):
     top, left = 54, 52
     bottom = plan.ys[-1] + 22
     right = plan.xs[-1] + 24
-    for x, lab in zip(plan.xs, plan.col_labels):
+    for x, lab in zip(plan.xs, plan.col_labels, strict=False):
         dashed_line(d, (x, top + 17), (x, bottom), dot=True)
         grid_bubble(d, x, top, lab)
-    for y, lab in zip(plan.ys, plan.row_labels):
+    for y, lab in zip(plan.ys, plan.row_labels, strict=False):
         dashed_line(d, (left + 17, y), (right, y), dot=True)
         grid_bubble(d, left, y, lab)
     dim_horizontal(d, plan.xs, 100, [feet(b) for b in plan.bx])
@@ -311,7 +457,7 @@ def layout_rooms(rng: random.Random, plan: Plan, names: list[str]):
 
 
 def draw_rooms(d, rng, rooms, corridor, plan: Plan, walls=BLACK, wall_w=2, label=True, doors=True):
-    for (box, _, _) in rooms:
+    for box, _, _ in rooms:
         d.rectangle(box, outline=walls, width=wall_w)
     x0, y0, x1, y1 = plan.box
     d.rectangle([x0, y0, x1, y1], outline=walls, width=wall_w + 2)
@@ -341,17 +487,17 @@ def draw_rooms(d, rng, rooms, corridor, plan: Plan, walls=BLACK, wall_w=2, label
 def overlay_structural(d, rng, plan: Plan):
     xs, ys = plan.xs, plan.ys
     for y in ys:
-        for a, b in zip(xs, xs[1:]):
+        for a, b in itertools.pairwise(xs):
             d.line([(a, y), (b, y)], fill=BLACK, width=3)
     for x in xs:
-        for a, b in zip(ys, ys[1:]):
+        for a, b in itertools.pairwise(ys):
             d.line([(x, a), (x, b)], fill=BLACK, width=2)
     # infill beams
-    for a, b in zip(xs, xs[1:]):
+    for a, b in itertools.pairwise(xs):
         n = rng.randint(1, 3)
         for k in range(1, n + 1):
             x = a + (b - a) * k / (n + 1)
-            for ya, yb in zip(ys, ys[1:]):
+            for ya, yb in itertools.pairwise(ys):
                 d.line([(x, ya), (x, yb)], fill=GRID_GREY, width=1)
     for x in xs:
         for y in ys:
@@ -359,14 +505,14 @@ def overlay_structural(d, rng, plan: Plan):
             dashed_line(d, (x - fs, y - fs), (x + fs, y - fs), dash=5, gap=4, fill=BLACK)
             dashed_line(d, (x - fs, y + fs), (x + fs, y + fs), dash=5, gap=4, fill=BLACK)
             d.rectangle([x - 6, y - 6, x + 6, y + 6], fill=BLACK)
-    for i, (a, b) in enumerate(zip(xs, xs[1:])):
+    for a, b in itertools.pairwise(xs):
         y = ys[rng.randint(0, len(ys) - 1)]
         centered_text(d, (a + b) / 2, y - 12, rng.choice(BEAMS), 13, bg=WHITE, pad=1)
-    for i, (a, b) in enumerate(zip(ys, ys[1:])):
+    for i, (a, b) in enumerate(itertools.pairwise(ys)):
         x, y = (xs[0] + xs[1]) / 2, (a + b) / 2
         centered_text(d, x, y, f"SLAB TYPE S{i + 1}", 14, bg=WHITE)
     # footing marks
-    for k in range(min(4, len(xs))):
+    for _ in range(min(4, len(xs))):
         x = xs[rng.randint(0, len(xs) - 1)]
         y = ys[rng.randint(0, len(ys) - 1)]
         centered_text(d, x + 34, y + 30, f"F{rng.randint(1, 6)}", 13, bg=WHITE, pad=1)
@@ -388,8 +534,15 @@ def overlay_mechanical(d, rng, rooms, corridor):
         d.rectangle([x - s, yd - s, x + s, yd + s], outline=BLACK, width=1)
         d.line([(x - s, yd - s), (x + s, yd + s)], fill=BLACK)
         d.line([(x - s, yd + s), (x + s, yd - s)], fill=BLACK)
-    centered_text(d, cx0 + 120, cy0 - 10, f"{rng.choice([20, 24, 30])}X{rng.choice([12, 14, 16])} SA", 13,
-                  bg=WHITE, pad=1)
+    centered_text(
+        d,
+        cx0 + 120,
+        cy0 - 10,
+        f"{rng.choice([20, 24, 30])}X{rng.choice([12, 14, 16])} SA",
+        13,
+        bg=WHITE,
+        pad=1,
+    )
 
 
 def overlay_electrical(d, rng, rooms, corridor):
@@ -410,9 +563,11 @@ def overlay_electrical(d, rng, rooms, corridor):
             d.ellipse([x - 5, by0 + 3, x + 5, by0 + 13], outline=BLACK)
             d.line([(x - 2, by0 + 5), (x - 2, by0 + 11)], fill=BLACK)
             d.line([(x + 2, by0 + 5), (x + 2, by0 + 11)], fill=BLACK)
-    cx0, cy0, cx1, cy1 = corridor
+    _cx0, cy0, cx1, cy1 = corridor
     d.rectangle([cx1 - 70, cy0 + 8, cx1 - 20, cy1 - 8], fill=BLACK)
-    centered_text(d, cx1 - 140, (cy0 + cy1) / 2, f"PANEL L{rng.randint(1, 4)}A", 13, bg=WHITE, pad=1)
+    centered_text(
+        d, cx1 - 140, (cy0 + cy1) / 2, f"PANEL L{rng.randint(1, 4)}A", 13, bg=WHITE, pad=1
+    )
 
 
 def overlay_plumbing(d, rng, rooms, corridor):
@@ -433,8 +588,15 @@ def overlay_plumbing(d, rng, rooms, corridor):
                 break
             yy = by0 + 20 if by1 <= cy0 + 1 else by1 - 20
             d.ellipse([xx - 9, yy - 11, xx + 9, yy + 11], outline=BLACK, width=1)
-            d.rectangle([xx - 9, yy - 15 if yy < cy0 else yy + 11, xx + 9, yy - 11 if yy < cy0 else yy + 15],
-                        outline=BLACK)
+            d.rectangle(
+                [
+                    xx - 9,
+                    yy - 15 if yy < cy0 else yy + 11,
+                    xx + 9,
+                    yy - 11 if yy < cy0 else yy + 15,
+                ],
+                outline=BLACK,
+            )
         fd_x = (bx0 + bx1) / 2 + 40
         fd_y = (by0 + by1) / 2 + 30
         d.ellipse([fd_x - 6, fd_y - 6, fd_x + 6, fd_y + 6], outline=BLACK, width=2)
@@ -467,11 +629,23 @@ def draw_site(d, rng, sheet):
     sy0, sy1 = ay1 - 110, ay1 - 62
     d.line([(ax0 + 30, sy0), (ax1 - 180, sy0)], fill=BLACK, width=2)
     d.line([(ax0 + 30, sy1), (ax1 - 180, sy1)], fill=BLACK, width=2)
-    dashed_line(d, (ax0 + 30, (sy0 + sy1) / 2), (ax1 - 180, (sy0 + sy1) / 2), dash=20, gap=12, fill=GRID_GREY)
+    dashed_line(
+        d,
+        (ax0 + 30, (sy0 + sy1) / 2),
+        (ax1 - 180, (sy0 + sy1) / 2),
+        dash=20,
+        gap=12,
+        fill=GRID_GREY,
+    )
     centered_text(d, (ax0 + ax1) / 2 - 80, (sy0 + sy1) / 2, street, 17, bg=WHITE, pad=4)
     # property line
     px0, py0, px1, py1 = ax0 + 70, ay0 + 40, ax1 - 230, sy0 - 18
-    for a, b in (((px0, py0), (px1, py0)), ((px1, py0), (px1, py1)), ((px1, py1), (px0, py1)), ((px0, py1), (px0, py0))):
+    for a, b in (
+        ((px0, py0), (px1, py0)),
+        ((px1, py0), (px1, py1)),
+        ((px1, py1), (px0, py1)),
+        ((px0, py1), (px0, py0)),
+    ):
         dashed_line(d, a, b, dash=26, gap=6, fill=BLACK, width=2, dot=True)
     # contours
     base = rng.randint(96, 140)
@@ -501,8 +675,14 @@ def draw_site(d, rng, sheet):
         hatch(d, (bx + 2, py0 + 42, bx + 148, py0 + 188))
         centered_text(d, bx + 75, py0 + 115, "BLOWER BLDG", 15, bg=WHITE)
         for cx, cy in centres:
-            d.line([(cx, cy - 105), (cx, py0 + 22), (bx + 75, py0 + 22), (bx + 75, py0 + 40)], fill=BLACK, width=2)
-        d.line([(centres[0][0] - 105, centres[0][1]), (px0 + 10, centres[0][1])], fill=BLACK, width=3)
+            d.line(
+                [(cx, cy - 105), (cx, py0 + 22), (bx + 75, py0 + 22), (bx + 75, py0 + 40)],
+                fill=BLACK,
+                width=2,
+            )
+        d.line(
+            [(centres[0][0] - 105, centres[0][1]), (px0 + 10, centres[0][1])], fill=BLACK, width=3
+        )
         centered_text(d, px0 + 50, centres[0][1] - 14, "24 IN DI", 12, bg=WHITE, pad=1)
         return
     # building footprint, parking, storm drainage
@@ -512,8 +692,14 @@ def draw_site(d, rng, sheet):
     d.rectangle([bx0, by0, bx0 + bw, by0 + bh], outline=BLACK, width=4, fill=WHITE)
     hatch(d, (bx0 + 3, by0 + 3, bx0 + bw - 3, by0 + bh - 3))
     existing = "EXISTING" in sheet["title"].upper()
-    centered_text(d, bx0 + bw / 2, by0 + bh / 2 - 12, "EXISTING BUILDING" if existing else "PROPOSED BUILDING", 16,
-                  bg=WHITE)
+    centered_text(
+        d,
+        bx0 + bw / 2,
+        by0 + bh / 2 - 12,
+        "EXISTING BUILDING" if existing else "PROPOSED BUILDING",
+        16,
+        bg=WHITE,
+    )
     centered_text(d, bx0 + bw / 2, by0 + bh / 2 + 14, f"FF EL {base + 2}.50", 14, bg=WHITE)
     lot_x0 = bx0 + bw + 70
     lot_y0 = by0
@@ -525,8 +711,14 @@ def draw_site(d, rng, sheet):
             if x > px1 - 20:
                 break
             d.line([(x, y), (x, y + 60)], fill=BLACK, width=1)
-        d.line([(lot_x0, y + (60 if row == 0 else 0)), (min(lot_x0 + stalls * 34, px1 - 20), y + (60 if row == 0 else 0))],
-               fill=BLACK, width=1)
+        d.line(
+            [
+                (lot_x0, y + (60 if row == 0 else 0)),
+                (min(lot_x0 + stalls * 34, px1 - 20), y + (60 if row == 0 else 0)),
+            ],
+            fill=BLACK,
+            width=1,
+        )
     centered_text(d, lot_x0 + 150, lot_y0 + 90, f"PARKING ({stalls * 2} STALLS)", 13, bg=WHITE)
     cbs = []
     for i in range(4):
@@ -537,8 +729,15 @@ def draw_site(d, rng, sheet):
         d.text((x + 11, y - 24), f"CB-{i + 1}", font=font(12), fill=BLACK)
         cbs.append((x, y))
     d.line(cbs, fill=BLACK, width=2)
-    centered_text(d, (cbs[1][0] + cbs[2][0]) / 2, (cbs[1][1] + cbs[2][1]) / 2 + 14,
-                  f"{rng.choice([12, 15, 18])} IN SD", 12, bg=WHITE, pad=1)
+    centered_text(
+        d,
+        (cbs[1][0] + cbs[2][0]) / 2,
+        (cbs[1][1] + cbs[2][1]) / 2 + 14,
+        f"{rng.choice([12, 15, 18])} IN SD",
+        12,
+        bg=WHITE,
+        pad=1,
+    )
     dashed_line(d, (px0 + 10, sy0 - 8), (px1 - 10, sy0 - 8), dash=8, gap=5, fill=BLACK)
     centered_text(d, px1 - 70, sy0 - 8, "EX SS", 12, bg=WHITE, pad=2)
 
@@ -555,7 +754,9 @@ def draw_elevation(d, rng, sheet):
         d.rectangle([x, top, x + pw, ground], outline=BLACK, width=2)
         if i % 3 != 1:
             dw = pw * 0.55
-            d.rectangle([x + (pw - dw) / 2, ground - 130, x + (pw + dw) / 2, ground], outline=BLACK, width=2)
+            d.rectangle(
+                [x + (pw - dw) / 2, ground - 130, x + (pw + dw) / 2, ground], outline=BLACK, width=2
+            )
             for k in range(4):
                 yy = ground - 130 + 26 * (k + 1)
                 d.line([(x + (pw - dw) / 2, yy), (x + (pw + dw) / 2, yy)], fill=LIGHT)
@@ -610,16 +811,27 @@ def draw_details(d, rng, sheet):
         d.line([(sx0, sy - 6), (sx1, sy - 6), (sx1, sy + 60)], fill=BLACK, width=3)
         d.rectangle([sx0, sy - 26, sx1 - 40, sy - 8], outline=BLACK)
         d.line([(sx0 - 20, y0 + 40), (sx0 - 20, sy + 120)], fill=BLACK, width=4)
-        d.line([(sx0 - 20, sy - 6), (sx0 - 20 + 30, sy - 6), (sx0 - 20 + 30, sy - 50)], fill=BLACK, width=2)
+        d.line(
+            [(sx0 - 20, sy - 6), (sx0 - 20 + 30, sy - 6), (sx0 - 20 + 30, sy - 50)],
+            fill=BLACK,
+            width=2,
+        )
         d.rectangle([sx1 - 110, y0 + 60, sx1 - 96, sy - 26], outline=BLACK, width=2)
         for k, lab in enumerate(["WATERPROOF MEMBRANE", "MORTAR BED", "CONC SLAB"]):
             ly = sy - 60 - k * 26 + 150 * (k == 2)
-            d.line([(sx0 + 40 + k * 30, ly + 8), (sx0 + 70 + k * 30, sy - 6 + 20 * (k == 2))], fill=BLACK)
+            d.line(
+                [(sx0 + 40 + k * 30, ly + 8), (sx0 + 70 + k * 30, sy - 6 + 20 * (k == 2))],
+                fill=BLACK,
+            )
             d.text((sx0 + 74 + k * 30, ly), lab, font=font(12), fill=BLACK)
         cy = y1 + 28
         grid_bubble(d, x0 + 30, cy, str(i + 1), r=18)
-        d.text((x0 + 56, cy - 10), ["SLAB EDGE", "DOOR THRESHOLD", "DRAIN BODY"][i] + " DETAIL", font=font(17),
-               fill=BLACK)
+        d.text(
+            (x0 + 56, cy - 10),
+            ["SLAB EDGE", "DOOR THRESHOLD", "DRAIN BODY"][i] + " DETAIL",
+            font=font(17),
+            fill=BLACK,
+        )
 
 
 # ---------------------------------------------------------------- sheet assembly
@@ -627,7 +839,9 @@ def draw_notes(d, sheet):
     x0, y0, x1, y1 = NOTES_AREA
     d.rectangle([x0, y0, x1, y1], outline=BLACK, width=3)
     d.text((x0 + 20, y0 + 16), "GENERAL NOTES", font=font(22), fill=BLACK)
-    d.line([(x0 + 20, y0 + 46), (x0 + 20 + text_w("GENERAL NOTES", 22), y0 + 46)], fill=BLACK, width=2)
+    d.line(
+        [(x0 + 20, y0 + 46), (x0 + 20 + text_w("GENERAL NOTES", 22), y0 + 46)], fill=BLACK, width=2
+    )
     y = y0 + 64
     size = 19
     avail = x1 - x0 - 80
@@ -652,7 +866,11 @@ def draw_notes(d, sheet):
     by = y1 - 40
     bx = x0 + 22
     for k in range(4):
-        d.rectangle([bx + k * 50, by, bx + (k + 1) * 50, by + 10], outline=BLACK, fill=BLACK if k % 2 == 0 else WHITE)
+        d.rectangle(
+            [bx + k * 50, by, bx + (k + 1) * 50, by + 10],
+            outline=BLACK,
+            fill=BLACK if k % 2 == 0 else WHITE,
+        )
     for k in range(5):
         centered_text(d, bx + k * 50, by + 22, str(k * 8), 12)
     d.text((bx + 215, by + 2), "FEET", font=font(12), fill=BLACK)
@@ -671,7 +889,7 @@ def draw_title_block(d, sheet):
 
 
 def draw_caption(d, sheet):
-    ax0, ay0, ax1, ay1 = DRAW_AREA
+    ax0, _ay0, _ax1, ay1 = DRAW_AREA
     cy = ay1 - 30
     grid_bubble(d, ax0 + 44, cy, "1", r=18)
     d.text((ax0 + 72, cy - 13), sheet["title"], font=font(22), fill=BLACK)
@@ -711,7 +929,9 @@ def draw_sheet(sheet: dict) -> Image.Image:
             draw_rooms(d, rng, rooms, corridor, plan)
         else:
             # background trades: walls light, rooms named, trade symbols on top
-            draw_rooms(d, rng, rooms, corridor, plan, walls=GRID_GREY, wall_w=1, label=False, doors=False)
+            draw_rooms(
+                d, rng, rooms, corridor, plan, walls=GRID_GREY, wall_w=1, label=False, doors=False
+            )
             if disc == "Mechanical":
                 overlay_mechanical(d, rng, rooms, corridor)
             elif disc == "Electrical":

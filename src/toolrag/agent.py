@@ -129,7 +129,8 @@ async def run_agent(agent: ReActAgent, question: str, max_iterations: int = 6) -
     output = await handler
     text = output.response.content if isinstance(output, AgentOutput) else str(output)
     answer.answer = (text or "").strip()
-    if answer.llm_calls > max_iterations:
-        answer.stopped_early = True
+    # The workflow counts model steps; at the cap it asks the model for a final answer
+    # (early_stopping_method="generate") instead of raising.
+    answer.stopped_early = answer.llm_calls >= max_iterations
     answer.seconds = round(time.perf_counter() - started, 3)
     return answer

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import lancedb
 import pyarrow as pa
+from lancedb.index import FTS
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.node_parser import SentenceSplitter
 from pydantic import BaseModel, Field
@@ -242,7 +243,7 @@ class ContentIndex:
         return table
 
     def _reindex_fts(self) -> None:
-        self.table().create_fts_index("text", replace=True)
+        self.table().create_index("text", config=FTS(), replace=True)
 
     # --- search --------------------------------------------------------------------------------
     def search(self, query: str, k: int = 5, filters: SearchFilters | None = None,

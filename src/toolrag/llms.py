@@ -6,9 +6,11 @@ Resolution order for ``llm_provider="auto"``: ``openai`` when an OpenAI key is s
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from llama_index.core.base.llms.types import (
@@ -143,6 +145,8 @@ def make_llm(settings: Settings, scripted_turns: Sequence[Turn] | None = None) -
     """Build the configured LLM, or raise a one-sentence error that says what to run or set."""
     provider = resolve_provider(settings)
     if provider == "scripted":
+        if scripted_turns is None and settings.scripted_turns_file:
+            scripted_turns = _read_turns(settings.scripted_turns_file)
         return ScriptedLLM(scripted_turns or [])
     if provider == "openai":
         key = settings.openai_key()
@@ -195,6 +199,18 @@ def make_llm(settings: Settings, scripted_turns: Sequence[Turn] | None = None) -
         f"Unknown llm_provider {provider!r}.",
         hint="Use one of auto, local, openai, openai_like, scripted.",
     )
+
+
+def _read_turns(path: Path) -> list[str]:
+    try:
+        turns = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"Cannot read scripted turns from {path}: {exc}.",
+                          hint="TOOLRAG_SCRIPTED_TURNS_FILE must name a JSON list of strings.") from exc
+    if not isinstance(turns, list) or not all(isinstance(t, str) for t in turns):
+        raise ConfigError(f"{path} is not a JSON list of strings.",
+                          hint="Write the turns as a JSON list of strings.")
+    return turns
 
 
 @lru_cache(maxsize=2)

@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     api_key: SecretStr | None = Field(
         None, description="API key for openai/openai_like (falls back to OPENAI_API_KEY)."
     )
+    scripted_turns_file: Path | None = Field(
+        None, description="JSON list of turns the 'scripted' LLM plays (tests and dry runs)."
+    )
     temperature: float = 0.0
     max_tokens: int = Field(384, description="Most tokens the LLM may generate per step.")
     context_window: int = Field(4096, ge=4096, description="Local model context (>= 4096).")

@@ -1,0 +1,113 @@
+"""Content tools on the indexed sample domain: arguments, sources, and every error path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from toolrag import Settings, Toolbox
+from toolrag.tools.result import ErrorCode, ToolResult
+
+
+@pytest.fixture
+def tools(sample_settings: Settings) -> dict[str, Any]:
+    return {t.metadata.get_name(): t for t in Toolbox(sample_settings).tools()}
+
+
+def call(tools: dict[str, Any], name: str, **kwargs: Any) -> ToolResult:
+    out = tools[name].call(**kwargs).raw_output
+    assert isinstance(out, ToolResult)
+    return out
+
+
+def test_tool_cards_follow_the_contract(tools: dict[str, Any]) -> None:
+    assert set(tools) == {"search_documents", "search_blueprints", "get_project_schedule"}
+    for tool in tools.values():
+        desc = tool.metadata.description
+        assert 3 <= desc.count(". ") + 1 and "Use it" in desc and "does not" in desc
+        for name, prop in tool.metadata.get_parameters_dict()["properties"].items():
+            assert prop.get("description"), f"{tool.metadata.name}.{name} has no description"
+
+
+def test_search_documents_with_filters_returns_sources(tools: dict[str, Any]) -> None:
+    r = call(tools, "search_documents", query="liquidated damages per calendar day",
+             document_type="contract", project="Riverside Medical Office Building")
+    assert r.success and r.data
+    assert {d["project"] for d in r.data} == {"GRB-101"}
+    assert {d["type"] for d in r.data} == {"contract"}
+    assert any("2,500" in d["text"] for d in r.data)
+    assert r.sources and r.sources[0].file.startswith("documents/GRB-101/")
+    assert r.sources[0].score is not None
+
+
+def test_search_blueprints_date_range(tools: dict[str, Any]) -> None:
+    r = call(tools, "search_blueprints", description="plan", start_date="2026-01-01",
+             end_date="2026-03-31")
+    assert r.success and r.data
+    assert all("2026-01-01" <= d["revision_date"] <= "2026-03-31" for d in r.data)
+    assert all(s.file.startswith("blueprints/") and s.locator.startswith("sheet ")
+               for s in r.sources)
+
+
+def test_schedule_by_name_fragment(tools: dict[str, Any]) -> None:
+    r = call(tools, "get_project_schedule", project="summit ridge hotel")
+    assert r.success and r.data["project"] == "GRB-107"
+    names = [m["milestone"].lower() for m in r.data["milestones"]]
+    assert any("substantial completion" in n for n in names)
+    subst = next(m for m in r.data["milestones"]
+                 if m["milestone"].lower() == "substantial completion")
+    assert subst["planned_finish"] == "2027-01-29"  # domain.yaml
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs", "code", "needle"),
+    [
+        ("get_project_schedule", {"project": "Atlantis Tower"}, ErrorCode.UNKNOWN_PROJECT,
+         "Known projects"),
+        ("get_project_schedule", {}, ErrorCode.INVALID_ARGUMENT, "project"),
+        ("search_documents", {"query": "   "}, ErrorCode.INVALID_ARGUMENT, "empty"),
+        ("search_documents", {"query": "x", "document_type": "memo"},
+         ErrorCode.INVALID_ARGUMENT, "document_type"),
+        ("search_blueprints", {"description": "plan", "start_date": "2026-13-01"},
+         ErrorCode.INVALID_ARGUMENT, "start_date"),
+        ("search_blueprints", {"description": "plan", "start_date": "2026-05-01",
+                               "end_date": "2026-01-01"}, ErrorCode.INVALID_ARGUMENT, "after"),
+        ("search_documents", {"query": "x", "project": "'; DROP TABLE documents; --"},
+         ErrorCode.UNKNOWN_PROJECT, "Unknown project"),
+    ],
+)
+def test_bad_arguments_become_structured_errors(tools: dict[str, Any], name: str,
+                                                kwargs: dict[str, Any], code: ErrorCode,
+                                                needle: str) -> None:
+    r = call(tools, name, **kwargs)
+    assert not r.success and r.error_code == code and r.recoverable
+    assert needle in (r.error_message or "") + (r.suggestion or "")
+    assert r.suggestion
+
+
+def test_unknown_argument_is_ignored_and_reported(tools: dict[str, Any]) -> None:
+    r = call(tools, "get_project_schedule", project="GRB-101", color="blue")
+    assert r.success and "color" in (r.suggestion or "")
+
+
+def test_result_renders_compact_json(tools: dict[str, Any]) -> None:
+    r = call(tools, "get_project_schedule", project="GRB-104")
+    text = r.render()
+    assert text.startswith('{"success":true') and "sources" not in text and ": " not in text[:40]
+
+
+def test_missing_index_is_not_recoverable(tmp_path: Any) -> None:
+    tb = Toolbox(Settings(index_dir=tmp_path / "none", llm_provider="scripted"))
+    r = tb.tools()[0].call(query="anything").raw_output
+    assert not r.success and r.error_code == ErrorCode.INDEX_MISSING and not r.recoverable
+    assert "toolrag index" in (r.suggestion or "")
+
+
+def test_query_engine_tools(sample_settings: Settings) -> None:
+    tb = Toolbox(sample_settings, scripted_turns=["The retainage is 5 percent."])
+    qa = {t.metadata.get_name(): t for t in tb.tools(include_qa=True)}
+    assert {"ask_documents", "ask_blueprints", "ask_schedules"} <= set(qa)
+    out = qa["ask_documents"].call(input="What is the retainage on the Pinecrest contract?")
+    assert "5 percent" in str(out.content)
+    assert out.raw_output.source_nodes  # the passages the answer was synthesized from
