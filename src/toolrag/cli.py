@@ -237,3 +237,7 @@ def demo(
 
 def main() -> None:  # pragma: no cover
     app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,5 @@
+"""`python -m toolrag`."""
+
+from toolrag.cli import app
+
+app()

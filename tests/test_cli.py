@@ -1,0 +1,76 @@
+"""The CLI: one-line errors for bad input, and `ask --json` printing only JSON on stdout."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolrag import Settings
+
+from .conftest import DATA, final, react
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os
+
+    full_env = {k: v for k, v in os.environ.items()
+                if not k.startswith("TOOLRAG_") and k != "OPENAI_API_KEY"}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "toolrag.cli", *args], capture_output=True,
+                          text=True, env=full_env, timeout=300, check=False)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), proc.stderr
+    assert needle in lines[0]
+
+
+def test_empty_question(tmp_path: Path) -> None:
+    proc = run_cli("ask", "  ", env={"TOOLRAG_INDEX_DIR": str(tmp_path),
+                                     "TOOLRAG_LLM_PROVIDER": "scripted"})
+    assert_one_line_error(proc, "question is empty")
+
+
+def test_missing_index(tmp_path: Path) -> None:
+    proc = run_cli("ask", "When is the hotel finished?",
+                   env={"TOOLRAG_INDEX_DIR": str(tmp_path / "nothing"),
+                        "TOOLRAG_LLM_PROVIDER": "scripted"})
+    assert_one_line_error(proc, "toolrag index")
+
+
+def test_missing_data_dir(tmp_path: Path) -> None:
+    proc = run_cli("index", "--data-dir", str(tmp_path / "nope"), "--index-dir", str(tmp_path))
+    assert_one_line_error(proc, "does not exist")
+
+
+def test_ask_json_prints_only_json(sample_settings: Settings, tmp_path: Path) -> None:
+    turns = tmp_path / "turns.json"
+    turns.write_text(json.dumps([
+        react("get_project_schedule", {"project": "Cedar Valley Fire Station 7"}),
+        final("Substantial completion was reached on 2025-12-12."),
+    ]))
+    proc = run_cli("ask", "When did Fire Station 7 reach substantial completion?", "--json",
+                   env={"TOOLRAG_INDEX_DIR": str(sample_settings.index_dir),
+                        "TOOLRAG_DATA_DIR": str(DATA),
+                        "TOOLRAG_LLM_PROVIDER": "scripted",
+                        "TOOLRAG_SCRIPTED_TURNS_FILE": str(turns)})
+    assert proc.returncode == 0, proc.stderr
+    payload = json.loads(proc.stdout)  # stdout is exactly one JSON object
+    assert set(payload) == {"answer", "sources", "trace"}
+    assert "2025-12-12" in payload["answer"]
+    assert payload["trace"][0]["tool"] == "get_project_schedule"
+    assert payload["trace"][0]["arguments"] == {"project": "Cedar Valley Fire Station 7"}
+    assert payload["sources"][0]["file"] == "schedules/GRB-104.csv"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["config", "show"]])
+def test_help_and_config(args: list[str]) -> None:
+    proc = run_cli(*args)
+    assert proc.returncode == 0 and proc.stdout
