@@ -15,7 +15,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from toolrag import Settings, Toolbox  # noqa: E402
+from toolrag import Settings, Toolbox
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"

@@ -12,8 +12,9 @@ from toolrag.errors import InputError
 from .conftest import final, react
 
 
-def test_agent_calls_blueprint_tool_with_date_range(toolbox_factory: Callable[..., Toolbox]
-                                                    ) -> None:
+def test_agent_calls_blueprint_tool_with_date_range(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
     args = {"description": "structural", "start_date": "2025-01-01", "end_date": "2025-12-31"}
     tb = toolbox_factory([react("search_blueprints", args), final("See the sheets found.")])
     answer = tb.ask("Which structural sheets were revised in 2025?")
@@ -29,11 +30,13 @@ def test_agent_calls_blueprint_tool_with_date_range(toolbox_factory: Callable[..
 
 
 def test_agent_recovers_from_a_tool_error(toolbox_factory: Callable[..., Toolbox]) -> None:
-    tb = toolbox_factory([
-        react("get_project_schedule", {"project": "Summit Ridge Resort and Spa"}),
-        react("get_project_schedule", {"project": "GRB-107"}),
-        final("Substantial completion is planned for 2027-01-29."),
-    ])
+    tb = toolbox_factory(
+        [
+            react("get_project_schedule", {"project": "Summit Ridge Resort and Spa"}),
+            react("get_project_schedule", {"project": "GRB-107"}),
+            final("Substantial completion is planned for 2027-01-29."),
+        ]
+    )
     answer = tb.ask("When is substantial completion for the hotel?")
     assert [s.success for s in answer.trace] == [False, True]
     assert answer.trace[0].error_code == "UNKNOWN_PROJECT"
@@ -58,8 +61,12 @@ def test_graceful_stop_after_max_iterations(toolbox_factory: Callable[..., Toolb
 
 
 def test_malformed_model_output_is_retried(toolbox_factory: Callable[..., Toolbox]) -> None:
-    tb = toolbox_factory(["Thought: I will call a tool\nAction: search_documents\n"
-                          "Action Input: {not json", final("Recovered.")])
+    tb = toolbox_factory(
+        [
+            "Thought: I will call a tool\nAction: search_documents\nAction Input: {not json",
+            final("Recovered."),
+        ]
+    )
     answer = tb.ask("anything")
     assert answer.answer == "Recovered." and answer.trace == []
     # The parse error was shown to the model so it could fix its format.
@@ -68,7 +75,6 @@ def test_malformed_model_output_is_retried(toolbox_factory: Callable[..., Toolbo
 
 
 @pytest.mark.parametrize("question", ["", "   "])
-def test_empty_question_is_refused(toolbox_factory: Callable[..., Toolbox],
-                                   question: str) -> None:
+def test_empty_question_is_refused(toolbox_factory: Callable[..., Toolbox], question: str) -> None:
     with pytest.raises(InputError, match="empty"):
         toolbox_factory([]).ask(question)

@@ -18,8 +18,7 @@ from .conftest import DATA
 SHEETS = yaml.safe_load((DATA / "blueprints" / "sheets.yaml").read_text())
 
 
-@pytest.mark.parametrize("sheet", SHEETS[:: max(1, len(SHEETS) // 4)][:4],
-                         ids=lambda s: s["file"])
+@pytest.mark.parametrize("sheet", SHEETS[:: max(1, len(SHEETS) // 4)][:4], ids=lambda s: s["file"])
 def test_ocr_matches_what_the_generator_drew(sheet: dict[str, object]) -> None:
     got = BlueprintExtractor().extract(DATA / "blueprints" / str(sheet["file"]))
     assert got.project == sheet["project"]
@@ -37,8 +36,17 @@ def test_drawings_are_reproducible_from_the_committed_script(tmp_path: Path) -> 
     import sys
 
     first = SHEETS[0]
-    subprocess.run([sys.executable, str(DATA.parent / "scripts" / "draw_blueprints.py"),
-                    "--out", str(tmp_path), "--only", first["file"]], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(DATA.parent / "scripts" / "draw_blueprints.py"),
+            "--out",
+            str(tmp_path),
+            "--only",
+            first["file"],
+        ],
+        check=True,
+    )
     got = BlueprintExtractor().extract(tmp_path / first["file"])
     assert (got.sheet_number, got.title) == (first["sheet_number"], first["title"])
 

@@ -17,11 +17,20 @@ from .conftest import DATA, final, react
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     import os
 
-    full_env = {k: v for k, v in os.environ.items()
-                if not k.startswith("TOOLRAG_") and k != "OPENAI_API_KEY"}
+    full_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TOOLRAG_") and k != "OPENAI_API_KEY"
+    }
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "toolrag.cli", *args], capture_output=True,
-                          text=True, env=full_env, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "toolrag.cli", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=300,
+        check=False,
+    )
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
@@ -33,15 +42,18 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], needle: str) -
 
 
 def test_empty_question(tmp_path: Path) -> None:
-    proc = run_cli("ask", "  ", env={"TOOLRAG_INDEX_DIR": str(tmp_path),
-                                     "TOOLRAG_LLM_PROVIDER": "scripted"})
+    proc = run_cli(
+        "ask", "  ", env={"TOOLRAG_INDEX_DIR": str(tmp_path), "TOOLRAG_LLM_PROVIDER": "scripted"}
+    )
     assert_one_line_error(proc, "question is empty")
 
 
 def test_missing_index(tmp_path: Path) -> None:
-    proc = run_cli("ask", "When is the hotel finished?",
-                   env={"TOOLRAG_INDEX_DIR": str(tmp_path / "nothing"),
-                        "TOOLRAG_LLM_PROVIDER": "scripted"})
+    proc = run_cli(
+        "ask",
+        "When is the hotel finished?",
+        env={"TOOLRAG_INDEX_DIR": str(tmp_path / "nothing"), "TOOLRAG_LLM_PROVIDER": "scripted"},
+    )
     assert_one_line_error(proc, "toolrag index")
 
 
@@ -52,15 +64,25 @@ def test_missing_data_dir(tmp_path: Path) -> None:
 
 def test_ask_json_prints_only_json(sample_settings: Settings, tmp_path: Path) -> None:
     turns = tmp_path / "turns.json"
-    turns.write_text(json.dumps([
-        react("get_project_schedule", {"project": "Cedar Valley Fire Station 7"}),
-        final("Substantial completion was reached on 2025-12-12."),
-    ]))
-    proc = run_cli("ask", "When did Fire Station 7 reach substantial completion?", "--json",
-                   env={"TOOLRAG_INDEX_DIR": str(sample_settings.index_dir),
-                        "TOOLRAG_DATA_DIR": str(DATA),
-                        "TOOLRAG_LLM_PROVIDER": "scripted",
-                        "TOOLRAG_SCRIPTED_TURNS_FILE": str(turns)})
+    turns.write_text(
+        json.dumps(
+            [
+                react("get_project_schedule", {"project": "Cedar Valley Fire Station 7"}),
+                final("Substantial completion was reached on 2025-12-12."),
+            ]
+        )
+    )
+    proc = run_cli(
+        "ask",
+        "When did Fire Station 7 reach substantial completion?",
+        "--json",
+        env={
+            "TOOLRAG_INDEX_DIR": str(sample_settings.index_dir),
+            "TOOLRAG_DATA_DIR": str(DATA),
+            "TOOLRAG_LLM_PROVIDER": "scripted",
+            "TOOLRAG_SCRIPTED_TURNS_FILE": str(turns),
+        },
+    )
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)  # stdout is exactly one JSON object
     assert set(payload) == {"answer", "sources", "trace"}

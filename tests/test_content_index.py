@@ -24,30 +24,56 @@ date: {date}
 """
 
 
-def write_doc(root: Path, project: str, doc_id: str, body: str, doc_type: str = "contract",
-              date: str = "2025-01-10", title: str | None = None) -> Path:
+def write_doc(
+    root: Path,
+    project: str,
+    doc_id: str,
+    body: str,
+    doc_type: str = "contract",
+    date: str = "2025-01-10",
+    title: str | None = None,
+) -> Path:
     path = root / "documents" / project / f"{doc_id}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(DOC.format(id=doc_id, title=title or doc_id, project=project, type=doc_type,
-                               date=date, body=body))
+    path.write_text(
+        DOC.format(
+            id=doc_id, title=title or doc_id, project=project, type=doc_type, date=date, body=body
+        )
+    )
     return path
 
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     root = tmp_path / "data"
-    write_doc(root, "P-1", "P-1-CTR", "The retainage is ten percent. Liquidated damages are "
-              "$1,250 per calendar day.")
-    write_doc(root, "P-1", "P-1-RFI", "RFI about the anchor bolts at the canopy columns.",
-              doc_type="rfi", date="2025-06-01")
-    write_doc(root, "P-2", "P-2-CTR", "Warranty period of two years for the roofing membrane.",
-              date="2025-03-05")
+    write_doc(
+        root,
+        "P-1",
+        "P-1-CTR",
+        "The retainage is ten percent. Liquidated damages are $1,250 per calendar day.",
+    )
+    write_doc(
+        root,
+        "P-1",
+        "P-1-RFI",
+        "RFI about the anchor bolts at the canopy columns.",
+        doc_type="rfi",
+        date="2025-06-01",
+    )
+    write_doc(
+        root,
+        "P-2",
+        "P-2-CTR",
+        "Warranty period of two years for the roofing membrane.",
+        date="2025-03-05",
+    )
     sched = root / "schedules"
     sched.mkdir(parents=True)
     (sched / "P-1.csv").write_text(
         "project,milestone_id,milestone,planned_start,planned_finish,actual_finish,status,"
         "responsible\nP-1,M-1,Foundations complete,2025-01-01,2025-02-01,2025-02-03,complete,"
-        '"Smith, J."\nP-1,M-2,Substantial completion,2025-02-02,2025-09-30,,not_started,Lee\n')
+        '"Smith, J."\nP-1,M-2,Substantial completion,2025-02-02,2025-09-30,,not_started,Lee\n'
+    )
     return root
 
 
@@ -73,8 +99,13 @@ def test_incremental_reindex(corpus: Path, tmp_path: Path, embed: object) -> Non
     assert again.unchanged == 3 and not again.changed and again.chunks_written == 0
     assert _ids(index) == ids and len(ids) == len(set(ids))
 
-    write_doc(corpus, "P-2", "P-2-CTR", "Warranty period of five years for the roofing.",
-              date="2025-03-05")
+    write_doc(
+        corpus,
+        "P-2",
+        "P-2-CTR",
+        "Warranty period of five years for the roofing.",
+        date="2025-03-05",
+    )
     (corpus / "documents" / "P-1" / "P-1-RFI.md").unlink()
     third = index.sync(loader)
     assert third.updated == ["documents/P-2/P-2-CTR.md"]
@@ -108,7 +139,9 @@ def test_filters_project_type_and_dates(corpus: Path, tmp_path: Path, embed: obj
     assert [h.doc_id for h in hits] == ["P-1-RFI"]
     window = SearchFilters(start_date=dt.date(2025, 3, 1), end_date=dt.date(2025, 12, 31))
     assert {h.doc_id for h in index.search("document", k=5, filters=window)} == {
-        "P-1-RFI", "P-2-CTR"}
+        "P-1-RFI",
+        "P-2-CTR",
+    }
     # A filter that matches nothing is an empty result, not an exception.
     assert index.search("x", filters=SearchFilters(project="NOPE")) == []
     # Quotes in values cannot break out of the SQL literal.
@@ -137,8 +170,9 @@ def test_missing_index_is_a_clear_error(tmp_path: Path, embed: object) -> None:
         index.search("anything")
 
 
-def test_corrupt_file_is_reported_and_others_indexed(corpus: Path, tmp_path: Path,
-                                                     embed: object) -> None:
+def test_corrupt_file_is_reported_and_others_indexed(
+    corpus: Path, tmp_path: Path, embed: object
+) -> None:
     bad = corpus / "documents" / "P-1" / "broken.md"
     bad.write_bytes(b"---\nid: [unclosed\n---\nbody\xff\xfe")
     index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]

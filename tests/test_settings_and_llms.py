@@ -53,8 +53,9 @@ def test_config_show_masks_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"OPENAI_API_KEY": "sk-x", "TOOLRAG_LLM_PROVIDER": "local"}, "local"),
     ],
 )
-def test_provider_resolution_order(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
-                                   expected: str) -> None:
+def test_provider_resolution_order(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str
+) -> None:
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     assert resolve_provider(Settings()) == expected
@@ -74,8 +75,9 @@ def test_openai_like_needs_api_base_and_model() -> None:
 
 
 def test_openai_like_is_a_chat_model() -> None:
-    llm = make_llm(Settings(llm_provider="openai_like", api_base="http://127.0.0.1:9/v1",
-                            llm_model="qwen"))
+    llm = make_llm(
+        Settings(llm_provider="openai_like", api_base="http://127.0.0.1:9/v1", llm_model="qwen")
+    )
     assert llm.metadata.is_chat_model
 
 
@@ -85,8 +87,9 @@ def test_missing_local_model_says_what_to_run(tmp_path: Path) -> None:
     assert "toolrag model install" in str(exc.value)
 
 
-def test_missing_local_model_cli_is_one_line(tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_local_model_cli_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TOOLRAG_CACHE_DIR", str(tmp_path))
     result = CliRunner().invoke(app, ["model", "path"])
     assert result.exit_code == 2
@@ -116,7 +119,9 @@ def test_scripted_turns_file(tmp_path: Path) -> None:
 def test_chatml_prompt_format() -> None:
     from llama_index.core.llms import ChatMessage
 
-    prompt = chatml_messages_to_prompt([ChatMessage(role="system", content="S"),
-                                        ChatMessage(role="user", content="U")])
-    assert prompt == ("<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n"
-                      "<|im_start|>assistant\n")
+    prompt = chatml_messages_to_prompt(
+        [ChatMessage(role="system", content="S"), ChatMessage(role="user", content="U")]
+    )
+    assert prompt == (
+        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
+    )

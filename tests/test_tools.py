@@ -25,14 +25,19 @@ def test_tool_cards_follow_the_contract(tools: dict[str, Any]) -> None:
     assert set(tools) == {"search_documents", "search_blueprints", "get_project_schedule"}
     for tool in tools.values():
         desc = tool.metadata.description
-        assert 3 <= desc.count(". ") + 1 and "Use it" in desc and "does not" in desc
+        assert desc.count(". ") + 1 >= 3 and "Use it" in desc and "does not" in desc
         for name, prop in tool.metadata.get_parameters_dict()["properties"].items():
             assert prop.get("description"), f"{tool.metadata.name}.{name} has no description"
 
 
 def test_search_documents_with_filters_returns_sources(tools: dict[str, Any]) -> None:
-    r = call(tools, "search_documents", query="liquidated damages per calendar day",
-             document_type="contract", project="Riverside Medical Office Building")
+    r = call(
+        tools,
+        "search_documents",
+        query="liquidated damages per calendar day",
+        document_type="contract",
+        project="Riverside Medical Office Building",
+    )
     assert r.success and r.data
     assert {d["project"] for d in r.data} == {"GRB-101"}
     assert {d["type"] for d in r.data} == {"contract"}
@@ -42,12 +47,18 @@ def test_search_documents_with_filters_returns_sources(tools: dict[str, Any]) ->
 
 
 def test_search_blueprints_date_range(tools: dict[str, Any]) -> None:
-    r = call(tools, "search_blueprints", description="plan", start_date="2026-01-01",
-             end_date="2026-03-31")
+    r = call(
+        tools,
+        "search_blueprints",
+        description="plan",
+        start_date="2026-01-01",
+        end_date="2026-03-31",
+    )
     assert r.success and r.data
     assert all("2026-01-01" <= d["revision_date"] <= "2026-03-31" for d in r.data)
-    assert all(s.file.startswith("blueprints/") and s.locator.startswith("sheet ")
-               for s in r.sources)
+    assert all(
+        s.file.startswith("blueprints/") and s.locator.startswith("sheet ") for s in r.sources
+    )
 
 
 def test_schedule_by_name_fragment(tools: dict[str, Any]) -> None:
@@ -55,31 +66,52 @@ def test_schedule_by_name_fragment(tools: dict[str, Any]) -> None:
     assert r.success and r.data["project"] == "GRB-107"
     names = [m["milestone"].lower() for m in r.data["milestones"]]
     assert any("substantial completion" in n for n in names)
-    subst = next(m for m in r.data["milestones"]
-                 if m["milestone"].lower() == "substantial completion")
+    subst = next(
+        m for m in r.data["milestones"] if m["milestone"].lower() == "substantial completion"
+    )
     assert subst["planned_finish"] == "2027-01-29"  # domain.yaml
 
 
 @pytest.mark.parametrize(
     ("name", "kwargs", "code", "needle"),
     [
-        ("get_project_schedule", {"project": "Atlantis Tower"}, ErrorCode.UNKNOWN_PROJECT,
-         "Known projects"),
+        (
+            "get_project_schedule",
+            {"project": "Atlantis Tower"},
+            ErrorCode.UNKNOWN_PROJECT,
+            "Known projects",
+        ),
         ("get_project_schedule", {}, ErrorCode.INVALID_ARGUMENT, "project"),
         ("search_documents", {"query": "   "}, ErrorCode.INVALID_ARGUMENT, "empty"),
-        ("search_documents", {"query": "x", "document_type": "memo"},
-         ErrorCode.INVALID_ARGUMENT, "document_type"),
-        ("search_blueprints", {"description": "plan", "start_date": "2026-13-01"},
-         ErrorCode.INVALID_ARGUMENT, "start_date"),
-        ("search_blueprints", {"description": "plan", "start_date": "2026-05-01",
-                               "end_date": "2026-01-01"}, ErrorCode.INVALID_ARGUMENT, "after"),
-        ("search_documents", {"query": "x", "project": "'; DROP TABLE documents; --"},
-         ErrorCode.UNKNOWN_PROJECT, "Unknown project"),
+        (
+            "search_documents",
+            {"query": "x", "document_type": "memo"},
+            ErrorCode.INVALID_ARGUMENT,
+            "document_type",
+        ),
+        (
+            "search_blueprints",
+            {"description": "plan", "start_date": "2026-13-01"},
+            ErrorCode.INVALID_ARGUMENT,
+            "start_date",
+        ),
+        (
+            "search_blueprints",
+            {"description": "plan", "start_date": "2026-05-01", "end_date": "2026-01-01"},
+            ErrorCode.INVALID_ARGUMENT,
+            "after",
+        ),
+        (
+            "search_documents",
+            {"query": "x", "project": "'; DROP TABLE documents; --"},
+            ErrorCode.UNKNOWN_PROJECT,
+            "Unknown project",
+        ),
     ],
 )
-def test_bad_arguments_become_structured_errors(tools: dict[str, Any], name: str,
-                                                kwargs: dict[str, Any], code: ErrorCode,
-                                                needle: str) -> None:
+def test_bad_arguments_become_structured_errors(
+    tools: dict[str, Any], name: str, kwargs: dict[str, Any], code: ErrorCode, needle: str
+) -> None:
     r = call(tools, name, **kwargs)
     assert not r.success and r.error_code == code and r.recoverable
     assert needle in (r.error_message or "") + (r.suggestion or "")

@@ -66,8 +66,9 @@ class Answer(BaseModel):
         return [s.tool for s in self.trace]
 
 
-def build_agent(tools: Sequence[BaseTool], llm: LLM, system_prompt: str = SYSTEM_PROMPT
-                ) -> ReActAgent:
+def build_agent(
+    tools: Sequence[BaseTool], llm: LLM, system_prompt: str = SYSTEM_PROMPT
+) -> ReActAgent:
     return ReActAgent(
         name="toolrag",
         description="Answers questions with retrieved tools.",
@@ -90,8 +91,11 @@ def _usage(raw: Any) -> tuple[int, int]:
 async def run_agent(agent: ReActAgent, question: str, max_iterations: int = 6) -> Answer:
     """Run one question through the agent and collect the answer, sources and trace."""
     started = time.perf_counter()
-    answer = Answer(question=question, answer="",
-                    tools_offered=[t.metadata.get_name() for t in agent.tools or []])
+    answer = Answer(
+        question=question,
+        answer="",
+        tools_offered=[t.metadata.get_name() for t in agent.tools or [] if isinstance(t, BaseTool)],
+    )
     memory = ChatMemoryBuffer.from_defaults(llm=agent.llm)
     handler = agent.run(user_msg=question, memory=memory, max_iterations=max_iterations)
     call_started: dict[str, float] = {}
@@ -109,11 +113,16 @@ async def run_agent(agent: ReActAgent, question: str, max_iterations: int = 6) -
                     tool=event.tool_name,
                     arguments=dict(event.tool_kwargs or {}),
                     success=result.success if result else not event.tool_output.is_error,
-                    error_code=(result.error_code.value if result and result.error_code
-                                else ("TOOL_ERROR" if event.tool_output.is_error else None)),
+                    error_code=(
+                        result.error_code.value
+                        if result and result.error_code
+                        else ("TOOL_ERROR" if event.tool_output.is_error else None)
+                    ),
                     observation=content[:600],
-                    seconds=round(time.perf_counter()
-                                  - call_started.get(event.tool_id, time.perf_counter()), 4),
+                    seconds=round(
+                        time.perf_counter() - call_started.get(event.tool_id, time.perf_counter()),
+                        4,
+                    ),
                 )
             )
             for src in result.sources if result else []:
@@ -126,7 +135,7 @@ async def run_agent(agent: ReActAgent, question: str, max_iterations: int = 6) -
             p, c = _usage(event.raw)
             answer.prompt_tokens += p
             answer.completion_tokens += c
-    output = await handler
+    output: Any = await handler
     text = output.response.content if isinstance(output, AgentOutput) else str(output)
     answer.answer = (text or "").strip()
     # The workflow counts model steps; at the cap it asks the model for a final answer

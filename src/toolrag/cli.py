@@ -17,8 +17,11 @@ from rich.table import Table
 from toolrag.errors import ToolragError
 from toolrag.settings import Settings
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Answer questions over documents, blueprints and schedules with tools.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Answer questions over documents, blueprints and schedules with tools.",
+)
 config_app = typer.Typer(no_args_is_help=True, help="Show the effective configuration.")
 model_app = typer.Typer(no_args_is_help=True, help="Install or locate the offline local model.")
 app.add_typer(config_app, name="config")
@@ -28,12 +31,15 @@ out = Console()
 err = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
-DataDir = Annotated[Path | None, typer.Option(help="Data folder (default: TOOLRAG_DATA_DIR or data).")]
+DataDir = Annotated[
+    Path | None, typer.Option(help="Data folder (default: TOOLRAG_DATA_DIR or data).")
+]
 IndexDir = Annotated[Path | None, typer.Option(help="Index folder (default: indexes).")]
 
 
-def _settings(data_dir: Path | None = None, index_dir: Path | None = None, **extra: Any
-              ) -> Settings:
+def _settings(
+    data_dir: Path | None = None, index_dir: Path | None = None, **extra: Any
+) -> Settings:
     overrides: dict[str, Any] = {k: v for k, v in extra.items() if v is not None}
     if data_dir is not None:
         overrides["data_dir"] = data_dir
@@ -48,8 +54,13 @@ def _fail(exc: ToolragError) -> None:
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("{task.description:<11}"), BarColumn(), MofNCompleteColumn(),
-                    console=err, transient=False)
+    return Progress(
+        TextColumn("{task.description:<11}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=False,
+    )
 
 
 # --- config ------------------------------------------------------------------------------------
@@ -61,8 +72,12 @@ def config_show(as_json: Annotated[bool, typer.Option("--json")] = False) -> Non
     try:
         settings = Settings()
     except Exception as exc:  # pydantic validation of env vars / toml
-        _fail(ToolragError(f"Invalid settings: {exc}".splitlines()[0],
-                           hint="Fix the TOOLRAG_* variable or toolrag.toml entry named above."))
+        _fail(
+            ToolragError(
+                f"Invalid settings: {exc}".splitlines()[0],
+                hint="Fix the TOOLRAG_* variable or toolrag.toml entry named above.",
+            )
+        )
         return
     values = settings.masked()
     values["llm_provider (resolved)"] = resolve_provider(settings)
@@ -86,8 +101,9 @@ def model_install() -> None:
     try:
         with _progress() as progress:
             task = progress.add_task("model parts", total=22)
-            path = install(settings.model_dir,
-                           lambda n, total: progress.update(task, completed=n, total=total))
+            path = install(
+                settings.model_dir, lambda n, total: progress.update(task, completed=n, total=total)
+            )
     except ToolragError as exc:
         _fail(exc)
         return
@@ -115,6 +131,7 @@ def index(data_dir: DataDir = None, index_dir: IndexDir = None) -> None:
         toolbox = Toolbox(_settings(data_dir, index_dir))
         tasks: dict[str, Any] = {}
         with _progress() as progress:
+
             def on_progress(ct: str, done: int, total: int) -> None:
                 if ct not in tasks:
                     tasks[ct] = progress.add_task(ct, total=total)
@@ -127,9 +144,15 @@ def index(data_dir: DataDir = None, index_dir: IndexDir = None) -> None:
     table = Table("index", "added", "updated", "deleted", "unchanged", "chunks written", "rows")
     failed = []
     for r in reports:
-        table.add_row(r.content_type, str(len(r.added)), str(len(r.updated)),
-                      str(len(r.deleted)), str(r.unchanged), str(r.chunks_written),
-                      str(r.rows_total))
+        table.add_row(
+            r.content_type,
+            str(len(r.added)),
+            str(len(r.updated)),
+            str(len(r.deleted)),
+            str(r.unchanged),
+            str(r.chunks_written),
+            str(r.rows_total),
+        )
         failed += r.errors
     out.print(table)
     for line in failed:
@@ -151,8 +174,11 @@ def _print_answer(answer: Any, trace: bool) -> None:
         out.print("[bold]Trace:[/bold]")
         for step in answer.trace:
             status = "ok" if step.success else f"error {step.error_code}"
-            out.print(f"  {step.step}. {step.tool}({json.dumps(step.arguments)}) -> {status} "
-                      f"in {step.seconds:.2f}s", highlight=False)
+            out.print(
+                f"  {step.step}. {step.tool}({json.dumps(step.arguments)}) -> {status} "
+                f"in {step.seconds:.2f}s",
+                highlight=False,
+            )
     out.print(f"[dim]{answer.seconds:.1f}s, {answer.llm_calls} LLM calls[/dim]")
 
 
@@ -187,10 +213,12 @@ def ask(
 @app.command()
 def demo(
     questions: Annotated[Path, typer.Option(help="Question set (JSONL).")] = Path(
-        "data/questions/test.jsonl"),
+        "data/questions/test.jsonl"
+    ),
     limit: Annotated[int, typer.Option(help="How many questions to answer.")] = 6,
     report: Annotated[Path | None, typer.Option(help="Write the answers as JSON here.")] = Path(
-        "runs/demo.json"),
+        "runs/demo.json"
+    ),
     data_dir: DataDir = None,
     index_dir: IndexDir = None,
 ) -> None:
@@ -205,8 +233,10 @@ def demo(
         index(data_dir=toolbox.settings.data_dir, index_dir=toolbox.settings.index_dir)
         names = {t.metadata.get_name() for t in toolbox.tools()}
         chosen = pick_questions(load_questions(questions), names, limit)
-        err.print(f"[bold]2/2 answering {len(chosen)} questions with the "
-                  f"{type(toolbox.llm).__name__} LLM[/bold]")
+        err.print(
+            f"[bold]2/2 answering {len(chosen)} questions with the "
+            f"{type(toolbox.llm).__name__} LLM[/bold]"
+        )
         results = []
         for n, q in enumerate(chosen, start=1):
             err.print(f"[dim]({n}/{len(chosen)})[/dim]")
@@ -214,24 +244,44 @@ def demo(
             _print_answer(answer, trace=True)
             matched = answer_matches(answer.answer, q.answer_keywords)
             tool_ok = set(q.expected_tools) <= set(answer.tools_called)
-            out.print(f"  expected: {q.expected_answer!r} -> "
-                      f"{'[green]MATCH[/green]' if matched else '[red]no match[/red]'}; "
-                      f"tool {'ok' if tool_ok else 'missed'}\n", highlight=False)
-            results.append({"id": q.id, "matched": matched, "tool_ok": tool_ok,
-                            "expected_answer": q.expected_answer,
-                            **answer.model_dump(mode="json")})
+            out.print(
+                f"  expected: {q.expected_answer!r} -> "
+                f"{'[green]MATCH[/green]' if matched else '[red]no match[/red]'}; "
+                f"tool {'ok' if tool_ok else 'missed'}\n",
+                highlight=False,
+            )
+            results.append(
+                {
+                    "id": q.id,
+                    "matched": matched,
+                    "tool_ok": tool_ok,
+                    "expected_answer": q.expected_answer,
+                    **answer.model_dump(mode="json"),
+                }
+            )
     except ToolragError as exc:
         _fail(exc)
         return
     matched_n = sum(r["matched"] for r in results)
     tools_n = sum(r["tool_ok"] for r in results)
-    out.print(f"[bold]{matched_n} of {len(results)} answers matched their expected answers; "
-              f"{tools_n} of {len(results)} called the expected tool.[/bold]")
+    out.print(
+        f"[bold]{matched_n} of {len(results)} answers matched their expected answers; "
+        f"{tools_n} of {len(results)} called the expected tool.[/bold]"
+    )
     if report:
         report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                                      "matched": matched_n, "tool_ok": tools_n,
-                                      "n": len(results), "results": results}, indent=2))
+        report.write_text(
+            json.dumps(
+                {
+                    "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                    "matched": matched_n,
+                    "tool_ok": tools_n,
+                    "n": len(results),
+                    "results": results,
+                },
+                indent=2,
+            )
+        )
         err.print(f"answers written to {report}")
 
 

@@ -7,22 +7,28 @@ from collections.abc import Iterable
 from toolrag.evaluation.questions import Question
 
 
-def pick_questions(questions: Iterable[Question], available_tools: set[str], limit: int
-                   ) -> list[Question]:
+def pick_questions(
+    questions: Iterable[Question], available_tools: set[str], limit: int
+) -> list[Question]:
     """Round-robin over the expected tools, in file order, of the questions the available tools
     can answer; a blueprint question with a date range and a schedule question come first."""
-    eligible = [q for q in questions if q.expected_tools
-                and set(q.expected_tools) <= available_tools and q.answer_keywords]
+    eligible = [
+        q
+        for q in questions
+        if q.expected_tools and set(q.expected_tools) <= available_tools and q.answer_keywords
+    ]
     by_tool: dict[str, list[Question]] = {}
     for q in eligible:
         by_tool.setdefault(q.expected_tools[0], []).append(q)
     chosen: list[Question] = []
-    date_range = next((q for q in eligible if "start_date" in q.expected_args
-                       or "end_date" in q.expected_args), None)
+    date_range = next(
+        (q for q in eligible if "start_date" in q.expected_args or "end_date" in q.expected_args),
+        None,
+    )
     schedule = next((q for q in by_tool.get("get_project_schedule", [])), None)
-    for q in (date_range, schedule):
-        if q is not None and q not in chosen:
-            chosen.append(q)
+    for first in (date_range, schedule):
+        if first is not None and first not in chosen:
+            chosen.append(first)
     queues = [list(v) for _, v in sorted(by_tool.items())]
     while len(chosen) < limit and any(queues):
         for queue in queues:

@@ -28,7 +28,8 @@ def embed_model_path(name: str) -> Path:
     path = Path(name).expanduser()
     if not (path / "config.json").is_file():
         raise ConfigError(
-            f"Embedding model {name!r} is neither {DEFAULT_EMBED_MODEL!r} nor a local model folder.",
+            f"Embedding model {name!r} is neither {DEFAULT_EMBED_MODEL!r} "
+            "nor a local model folder.",
             hint="Set TOOLRAG_EMBED_MODEL to a folder with a sentence-transformers model.",
         )
     return path

@@ -31,8 +31,21 @@ from toolrag.errors import IndexMissingError, IngestError, ToolragError
 SearchMode = Literal["hybrid", "dense", "bm25"]
 RRF_K = 60
 
-_TEXT_FIELDS = ("id", "source", "source_hash", "doc_id", "title", "project", "project_name",
-                "doc_type", "date", "sheet", "discipline", "extra", "text")
+_TEXT_FIELDS = (
+    "id",
+    "source",
+    "source_hash",
+    "doc_id",
+    "title",
+    "project",
+    "project_name",
+    "doc_type",
+    "date",
+    "sheet",
+    "discipline",
+    "extra",
+    "text",
+)
 
 
 def _schema(dim: int) -> pa.Schema:
@@ -122,17 +135,24 @@ ProgressFn = Callable[[str, int, int], None]
 class ContentIndex:
     """The LanceDB table of one content type under ``index_dir``."""
 
-    def __init__(self, index_dir: Path, content_type: ContentType, embed: BaseEmbedding,
-                 chunk_size: int = 200, chunk_overlap: int = 30) -> None:
+    def __init__(
+        self,
+        index_dir: Path,
+        content_type: ContentType,
+        embed: BaseEmbedding,
+        chunk_size: int = 200,
+        chunk_overlap: int = 30,
+    ) -> None:
         self.index_dir = index_dir
         self.content_type = content_type
         self.embed = embed
         self.splitter = SentenceSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
         # Part of every row's source_hash: changing the chunking or the embedding model
         # re-indexes the files even though their bytes did not change.
+        model_name = getattr(embed, "model_name", type(embed).__name__)
         self.fingerprint = hashlib.sha1(
-            f"{chunk_size}/{chunk_overlap}/{getattr(embed, 'model_name', type(embed).__name__)}"
-            .encode()).hexdigest()[:10]
+            f"{chunk_size}/{chunk_overlap}/{model_name}".encode()
+        ).hexdigest()[:10]
         self._db: Any = None
         self._table: Any = None
 
@@ -211,8 +231,9 @@ class ContentIndex:
         report.rows_total = self.count()
         return report
 
-    def _rows(self, source: str, digest: str, records: Sequence[Record], chunked: bool
-              ) -> list[dict[str, Any]]:
+    def _rows(
+        self, source: str, digest: str, records: Sequence[Record], chunked: bool
+    ) -> list[dict[str, Any]]:
         pieces: list[tuple[Record, int, str]] = []
         for record in records:
             texts = self.splitter.split_text(record.text) if chunked else [record.text]
@@ -222,8 +243,13 @@ class ContentIndex:
         for n, ((record, i, text), vector) in enumerate(zip(pieces, vectors, strict=True)):
             row = record.model_dump(exclude={"extra", "text"})
             row.update(
-                id=f"{source}#{n}", source=source, source_hash=digest, chunk=i, text=text,
-                extra=json.dumps(record.extra, sort_keys=True), vector=vector,
+                id=f"{source}#{n}",
+                source=source,
+                source_hash=digest,
+                chunk=i,
+                text=text,
+                extra=json.dumps(record.extra, sort_keys=True),
+                vector=vector,
             )
             rows.append(row)
         return rows
@@ -246,8 +272,13 @@ class ContentIndex:
         self.table().create_index("text", config=FTS(), replace=True)
 
     # --- search --------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 5, filters: SearchFilters | None = None,
-               mode: SearchMode = "hybrid") -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        filters: SearchFilters | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[Hit]:
         """Top-k passages for ``query`` within ``filters``; hybrid fuses dense and BM25 by RRF."""
         table = self.table()
         where = (filters or SearchFilters()).where()

@@ -24,7 +24,7 @@ from llama_index.core.base.llms.types import (
 )
 from llama_index.core.llms import LLM, CustomLLM
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from toolrag.errors import ConfigError, ModelMissingError
 from toolrag.local_model import INSTALL_HINT, require_model
@@ -61,7 +61,7 @@ class ScriptedLLM(CustomLLM):
     ``prompts`` so tests can check what the model saw (for example which tools were offered).
     """
 
-    turns: list[Any] = []
+    turns: list[Any] = Field(default_factory=list)
     model_name: str = "scripted"
     _cursor: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -205,11 +205,15 @@ def _read_turns(path: Path) -> list[str]:
     try:
         turns = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"Cannot read scripted turns from {path}: {exc}.",
-                          hint="TOOLRAG_SCRIPTED_TURNS_FILE must name a JSON list of strings.") from exc
+        raise ConfigError(
+            f"Cannot read scripted turns from {path}: {exc}.",
+            hint="TOOLRAG_SCRIPTED_TURNS_FILE must name a JSON list of strings.",
+        ) from exc
     if not isinstance(turns, list) or not all(isinstance(t, str) for t in turns):
-        raise ConfigError(f"{path} is not a JSON list of strings.",
-                          hint="Write the turns as a JSON list of strings.")
+        raise ConfigError(
+            f"{path} is not a JSON list of strings.",
+            hint="Write the turns as a JSON list of strings.",
+        )
     return turns
 
 

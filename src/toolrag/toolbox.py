@@ -1,10 +1,10 @@
 """``Toolbox``: the one entry object of the Python API.
 
-    from toolrag import Toolbox
-    tb = Toolbox()                 # settings from TOOLRAG_* env vars / toolrag.toml
-    tb.index()                     # build or update the content indexes (incremental)
-    answer = tb.ask("When is the Summit Ridge Hotel's substantial completion?")
-    print(answer.answer, answer.sources, answer.trace)
+from toolrag import Toolbox
+tb = Toolbox()                 # settings from TOOLRAG_* env vars / toolrag.toml
+tb.index()                     # build or update the content indexes (incremental)
+answer = tb.ask("When is the Summit Ridge Hotel's substantial completion?")
+print(answer.answer, answer.sources, answer.trace)
 """
 
 from __future__ import annotations
@@ -49,9 +49,14 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 class Toolbox:
     """Content indexes, the tools over them, and the agent that uses them."""
 
-    def __init__(self, settings: Settings | None = None, *, llm: LLM | None = None,
-                 embed: BaseEmbedding | None = None,
-                 scripted_turns: Sequence[Turn] | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        llm: LLM | None = None,
+        embed: BaseEmbedding | None = None,
+        scripted_turns: Sequence[Turn] | None = None,
+    ) -> None:
         self.settings = settings or Settings()
         self._llm = llm
         self._embed = embed
@@ -73,9 +78,13 @@ class Toolbox:
     @cached_property
     def indexes(self) -> dict[ContentType, ContentIndex]:
         return {
-            ct: ContentIndex(self.settings.index_dir, ct, self.embed,
-                             chunk_size=self.settings.chunk_size,
-                             chunk_overlap=self.settings.chunk_overlap)
+            ct: ContentIndex(
+                self.settings.index_dir,
+                ct,
+                self.embed,
+                chunk_size=self.settings.chunk_size,
+                chunk_overlap=self.settings.chunk_overlap,
+            )
             for ct in CONTENT_TYPES
         }
 
@@ -85,8 +94,11 @@ class Toolbox:
         return ProjectCatalog.load(self.settings.resolved_projects_file, codes)
 
     # --- indexing -------------------------------------------------------------------------------
-    def index(self, progress: ProgressFn | None = None,
-              content_types: Sequence[ContentType] = CONTENT_TYPES) -> list[SyncReport]:
+    def index(
+        self,
+        progress: ProgressFn | None = None,
+        content_types: Sequence[ContentType] = CONTENT_TYPES,
+    ) -> list[SyncReport]:
         """Build or update the content indexes from ``settings.data_dir`` (incremental)."""
         if not self.settings.data_dir.is_dir():
             raise InputError(
@@ -114,8 +126,11 @@ class Toolbox:
     @cached_property
     def content_spec(self) -> ContentToolSpec:
         return ContentToolSpec(
-            self.indexes["documents"], self.indexes["blueprints"], self.indexes["schedules"],
-            self.catalog, top_k=self.settings.top_k,
+            self.indexes["documents"],
+            self.indexes["blueprints"],
+            self.indexes["schedules"],
+            self.catalog,
+            top_k=self.settings.top_k,
         )
 
     def tools(self, include_qa: bool = False) -> list[BaseTool]:
@@ -123,8 +138,10 @@ class Toolbox:
         QueryEngineTool per content type (``ask_documents`` …, answer synthesis)."""
         tools: list[BaseTool] = list(self.content_spec.to_tool_list())
         if include_qa:
-            tools += [query_engine_tool(ix, self.llm, k=self.settings.top_k)
-                      for ix in self.indexes.values()]
+            tools += [
+                query_engine_tool(ix, self.llm, k=self.settings.top_k)
+                for ix in self.indexes.values()
+            ]
         return tools
 
     def tool(self, name: str) -> FunctionTool:
@@ -140,8 +157,10 @@ class Toolbox:
         if not question:
             raise InputError("The question is empty.", hint='Ask something, e.g. toolrag ask "…".')
         if len(question) > MAX_QUESTION_CHARS:
-            raise InputError(f"The question is longer than {MAX_QUESTION_CHARS} characters.",
-                             hint="Shorten it to the essential request.")
+            raise InputError(
+                f"The question is longer than {MAX_QUESTION_CHARS} characters.",
+                hint="Shorten it to the essential request.",
+            )
         self.require_indexes()
         agent = build_agent(self.tools(), self.llm)
         return await run_agent(agent, question, max_iterations=self.settings.max_iterations)

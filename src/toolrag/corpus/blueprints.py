@@ -70,7 +70,7 @@ def _normalise_code(value: str) -> str:
     value = value.strip().strip(".,;:").upper().replace(" ", "")
 
     def fix(match: re.Match[str]) -> str:
-        return match.group(0).translate(str.maketrans({"O": "0", "I": "1", "L": "1"}))
+        return match.group(0).translate(str.maketrans("OIL", "011"))
 
     return re.sub(r"(?<=[-\d])[\dOIL]+$", fix, value)
 
@@ -95,7 +95,7 @@ def parse_notes(text: str, max_notes: int = 6) -> list[str]:
     notes: list[str] = []
     for line in text[match.end() :].splitlines():
         line = re.sub(r"^\d+[.)]\s*", "", line.strip())
-        if _LABEL_RE.search(line) or line.isupper() and len(line.split()) < 3:
+        if _LABEL_RE.search(line) or (line.isupper() and len(line.split()) < 3):
             continue  # title-block lines and headings interleave with notes in sparse OCR
         if len(line.split()) >= 3 and not line.upper().startswith("GRANITE"):
             notes.append(line)
@@ -111,7 +111,8 @@ class BlueprintExtractor:
         if not tesseract_available():
             raise IngestError(
                 "Blueprint ingestion needs the Tesseract OCR engine, which is not installed.",
-                hint="Install it with `apt-get install tesseract-ocr` (or run `bash scripts/setup.sh`).",
+                hint="Install it with `apt-get install tesseract-ocr` "
+                "(or run `bash scripts/setup.sh`).",
             )
         self.psm = psm
         self.sheet_psm = sheet_psm

@@ -57,6 +57,8 @@ class DocumentLoader(Loader):
         if isinstance(date, dt.date):
             date = date.isoformat()
         parties = meta.get("parties") or []
+        if not isinstance(parties, list):
+            parties = [parties]
         title = str(meta.get("title") or path.stem)
         return [
             Record(

@@ -25,8 +25,10 @@ class Question(BaseModel):
 
 def load_questions(path: Path) -> list[Question]:
     if not path.is_file():
-        raise InputError(f"Question file {path} does not exist.",
-                         hint="Pass a JSONL file with {id, query, expected_tools} per line.")
+        raise InputError(
+            f"Question file {path} does not exist.",
+            hint="Pass a JSONL file with {id, query, expected_tools} per line.",
+        )
     questions = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -34,8 +36,10 @@ def load_questions(path: Path) -> list[Question]:
         try:
             questions.append(Question.model_validate(json.loads(line)))
         except (json.JSONDecodeError, ValueError) as exc:
-            raise InputError(f"{path}:{n}: not a valid question ({exc.__class__.__name__}).",
-                             hint="Each line must be a JSON object with id and query.") from exc
+            raise InputError(
+                f"{path}:{n}: not a valid question ({exc.__class__.__name__}).",
+                hint="Each line must be a JSON object with id and query.",
+            ) from exc
     return questions
 
 

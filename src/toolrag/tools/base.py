@@ -33,22 +33,23 @@ def _describe_errors(exc: ValidationError) -> str:
 
 
 def split_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into the description and the ``Args:`` descriptions."""
+    """Split a Google-style docstring into the description and the ``Args:`` descriptions.
+
+    ``doc`` is dedented (``inspect.getdoc``); an argument line is the least indented line of
+    the block, and deeper-indented lines continue the argument above them.
+    """
     head, _, args_block = doc.partition("\nArgs:")
+    lines = [line for line in args_block.splitlines() if line.strip()]
+    indent = min((len(line) - len(line.lstrip()) for line in lines), default=0)
     arg_docs: dict[str, str] = {}
     current = None
-    for line in args_block.splitlines():
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if ":" in stripped and not line.startswith(" " * 12):
-            name, _, text = stripped.partition(":")
-            if name.isidentifier():
-                current = name
-                arg_docs[current] = text.strip()
-                continue
-        if current:
-            arg_docs[current] += " " + stripped
+    for line in lines:
+        if len(line) - len(line.lstrip()) == indent:
+            name, _, text = line.strip().partition(":")
+            current = name.split(" (")[0].strip()
+            arg_docs[current] = text.strip()
+        elif current:
+            arg_docs[current] += " " + line.strip()
     return " ".join(head.split()), arg_docs
 
 
@@ -56,15 +57,17 @@ def described_schema(schema: type[BaseModel], arg_docs: dict[str, str]) -> type[
     """A copy of ``schema`` whose fields carry the docstring's per-argument descriptions."""
     fields: dict[str, Any] = {}
     for name, info in schema.model_fields.items():
-        merged = FieldInfo.merge_field_infos(info, description=arg_docs.get(name) or
-                                             info.description)
+        merged = FieldInfo.merge_field_infos(
+            info, description=arg_docs.get(name) or info.description
+        )
         fields[name] = (info.annotation, merged)
     model: type[BaseModel] = create_model(schema.__name__, **fields)
     return model
 
 
-def call_validated(name: str, fn: Callable[..., Any], schema: type[BaseModel] | None,
-                   kwargs: dict[str, Any]) -> ToolResult:
+def call_validated(
+    name: str, fn: Callable[..., Any], schema: type[BaseModel] | None, kwargs: dict[str, Any]
+) -> ToolResult:
     """Validate ``kwargs`` against ``schema``, run ``fn``, and always return a ToolResult."""
     ignored: list[str] = []
     if schema is not None:
@@ -87,12 +90,16 @@ def call_validated(name: str, fn: Callable[..., Any], schema: type[BaseModel] | 
     try:
         result = fn(**call_kwargs)
     except InputError as exc:
-        code = ErrorCode.UNKNOWN_PROJECT if "project" in exc.message.lower() else (
-            ErrorCode.INVALID_ARGUMENT)
+        code = (
+            ErrorCode.UNKNOWN_PROJECT
+            if "project" in exc.message.lower()
+            else (ErrorCode.INVALID_ARGUMENT)
+        )
         return ToolResult.fail(code, exc.message, suggestion=exc.hint)
     except IndexMissingError as exc:
-        return ToolResult.fail(ErrorCode.INDEX_MISSING, exc.message, suggestion=exc.hint,
-                               recoverable=False)
+        return ToolResult.fail(
+            ErrorCode.INDEX_MISSING, exc.message, suggestion=exc.hint, recoverable=False
+        )
     except ToolragError as exc:
         return ToolResult.fail(ErrorCode.INTERNAL_ERROR, exc.message, suggestion=exc.hint)
     except Exception as exc:  # a tool must never crash the agent
@@ -113,8 +120,9 @@ def call_validated(name: str, fn: Callable[..., Any], schema: type[BaseModel] | 
 class GuardedToolSpec(BaseToolSpec):
     """Base for toolrag tool specs. Subclasses list ``spec_functions`` like any BaseToolSpec."""
 
-    def to_tool_list(self, spec_functions: Any = None, func_to_metadata_mapping: Any = None
-                     ) -> list[FunctionTool]:
+    def to_tool_list(
+        self, spec_functions: Any = None, func_to_metadata_mapping: Any = None
+    ) -> list[FunctionTool]:
         tools = []
         for plain in super().to_tool_list(spec_functions, func_to_metadata_mapping):
             name = plain.metadata.get_name()
@@ -124,11 +132,16 @@ class GuardedToolSpec(BaseToolSpec):
             if schema is not None:
                 schema = described_schema(schema, arg_docs)
 
-            def run(_name: str = name, _fn: Callable[..., Any] = fn,
-                    _schema: type[BaseModel] | None = schema, **kwargs: Any) -> ToolResult:
+            def run(
+                _name: str = name,
+                _fn: Callable[..., Any] = fn,
+                _schema: type[BaseModel] | None = schema,
+                **kwargs: Any,
+            ) -> ToolResult:
                 return call_validated(_name, _fn, _schema, kwargs)
 
-            metadata = dataclasses.replace(plain.metadata, description=description,
-                                           fn_schema=schema)
+            metadata = dataclasses.replace(
+                plain.metadata, description=description, fn_schema=schema
+            )
             tools.append(FunctionTool(fn=run, metadata=metadata))
         return tools

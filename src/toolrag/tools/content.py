@@ -1,6 +1,5 @@
 """Content tools: three access patterns over the content indexes (one retriever, many tools)."""
 
-
 import datetime as dt
 from typing import Literal
 
@@ -17,17 +16,28 @@ PASSAGE_CHARS = 1200
 
 
 def _source(hit: Hit, locator: str) -> Source:
-    return Source(file=hit.source, doc_id=hit.doc_id, title=hit.title, locator=locator,
-                  score=hit.score)
+    return Source(
+        file=hit.source, doc_id=hit.doc_id, title=hit.title, locator=locator, score=hit.score
+    )
 
 
 class ContentToolSpec(GuardedToolSpec):
     """Search tools over the documents, blueprints and schedules of the content indexes."""
 
-    spec_functions = ["search_documents", "search_blueprints", "get_project_schedule"]
+    spec_functions = [  # noqa: RUF012 - BaseToolSpec declares it as an instance attribute
+        "search_documents",
+        "search_blueprints",
+        "get_project_schedule",
+    ]
 
-    def __init__(self, documents: ContentIndex, blueprints: ContentIndex,
-                 schedules: ContentIndex, catalog: ProjectCatalog, top_k: int = 3) -> None:
+    def __init__(
+        self,
+        documents: ContentIndex,
+        blueprints: ContentIndex,
+        schedules: ContentIndex,
+        catalog: ProjectCatalog,
+        top_k: int = 3,
+    ) -> None:
         self.documents = documents
         self.blueprints = blueprints
         self.schedules = schedules
@@ -50,12 +60,17 @@ class ContentToolSpec(GuardedToolSpec):
 
         Args:
             query: What to look for, in plain words (e.g. "liquidated damages per day").
-            document_type: Only this kind of document: contract, proposal, bid, change_order, rfi, specification or meeting_minutes.
-            project: Only this project, by code (GRB-101) or name (Riverside Medical Office Building).
+            document_type: Only this kind of document: contract, proposal, bid,
+                change_order, rfi, specification or meeting_minutes.
+            project: Only this project, by code (GRB-101) or name (Riverside Medical
+                Office Building).
         """
         if not query.strip():
-            return ToolResult.fail(ErrorCode.INVALID_ARGUMENT, "The query is empty.",
-                                   suggestion="Describe what to look for in a few words.")
+            return ToolResult.fail(
+                ErrorCode.INVALID_ARGUMENT,
+                "The query is empty.",
+                suggestion="Describe what to look for in a few words.",
+            )
         filters = SearchFilters(
             project=self.catalog.resolve(project) if project else None, doc_type=document_type
         )
@@ -63,9 +78,16 @@ class ContentToolSpec(GuardedToolSpec):
         if not hits:
             return ToolResult.ok([], suggestion="No passage matched; drop a filter or reword.")
         data = [
-            {"doc_id": h.doc_id, "title": h.title, "project": h.project, "type": h.doc_type,
-             "date": h.date, "file": h.source, "score": h.score,
-             "text": h.text[:PASSAGE_CHARS]}
+            {
+                "doc_id": h.doc_id,
+                "title": h.title,
+                "project": h.project,
+                "type": h.doc_type,
+                "date": h.date,
+                "file": h.source,
+                "score": h.score,
+                "text": h.text[:PASSAGE_CHARS],
+            }
             for h in hits
         ]
         return ToolResult.ok(data, sources=[_source(h, f"chunk {h.chunk}") for h in hits])
@@ -100,17 +122,26 @@ class ContentToolSpec(GuardedToolSpec):
             )
         filters = SearchFilters(
             project=self.catalog.resolve(project) if project else None,
-            start_date=start_date, end_date=end_date,
+            start_date=start_date,
+            end_date=end_date,
         )
         k = self.top_k * 3 if (start_date or end_date) else self.top_k
         hits = self.blueprints.search(description or "drawing sheet", k=k, filters=filters)
         if not hits:
             return ToolResult.ok(
-                [], suggestion="No sheet matched; widen the date range or drop the project.")
+                [], suggestion="No sheet matched; widen the date range or drop the project."
+            )
         data = [
-            {"sheet": h.sheet, "title": h.title, "discipline": h.discipline,
-             "project": h.project, "revision": h.extra.get("revision", ""),
-             "revision_date": h.date, "file": h.source, "score": h.score}
+            {
+                "sheet": h.sheet,
+                "title": h.title,
+                "discipline": h.discipline,
+                "project": h.project,
+                "revision": h.extra.get("revision", ""),
+                "revision_date": h.date,
+                "file": h.source,
+                "score": h.score,
+            }
             for h in hits
         ]
         return ToolResult.ok(data, sources=[_source(h, f"sheet {h.sheet}") for h in hits])
@@ -130,7 +161,8 @@ class ContentToolSpec(GuardedToolSpec):
         hits = self.schedules.rows(SearchFilters(project=code))
         if not hits:
             return ToolResult.fail(
-                ErrorCode.NOT_FOUND, f"No schedule is indexed for project {code}.",
+                ErrorCode.NOT_FOUND,
+                f"No schedule is indexed for project {code}.",
                 suggestion="Check the project, or add data/schedules/<code>.csv and re-index.",
             )
         hits.sort(key=lambda h: (h.extra.get("planned_start", ""), h.doc_id))
@@ -138,12 +170,21 @@ class ContentToolSpec(GuardedToolSpec):
             "project": code,
             "project_name": self.catalog.name_of(code),
             "milestones": [
-                {"id": h.doc_id, "milestone": h.title, **{
-                    k: h.extra.get(k, "") for k in
-                    ("planned_start", "planned_finish", "actual_finish", "status", "responsible")
-                }}
+                {
+                    "id": h.doc_id,
+                    "milestone": h.title,
+                    **{
+                        k: h.extra.get(k, "")
+                        for k in (
+                            "planned_start",
+                            "planned_finish",
+                            "actual_finish",
+                            "status",
+                            "responsible",
+                        )
+                    },
+                }
                 for h in hits
             ],
         }
-        return ToolResult.ok(data, sources=[_source(h, h.doc_id) for h in hits[:1]] if hits
-                             else [])
+        return ToolResult.ok(data, sources=[_source(h, h.doc_id) for h in hits[:1]] if hits else [])

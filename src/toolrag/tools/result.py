@@ -46,15 +46,27 @@ class ToolResult(BaseModel):
     truncated: bool = False
 
     @classmethod
-    def ok(cls, data: Any, sources: list[Source] | None = None,
-           suggestion: str | None = None) -> ToolResult:
+    def ok(
+        cls, data: Any, sources: list[Source] | None = None, suggestion: str | None = None
+    ) -> ToolResult:
         return cls(success=True, data=data, sources=sources or [], suggestion=suggestion)
 
     @classmethod
-    def fail(cls, code: ErrorCode, message: str, *, suggestion: str | None = None,
-             recoverable: bool = True) -> ToolResult:
-        return cls(success=False, error_code=code, error_message=message,
-                   suggestion=suggestion, recoverable=recoverable)
+    def fail(
+        cls,
+        code: ErrorCode,
+        message: str,
+        *,
+        suggestion: str | None = None,
+        recoverable: bool = True,
+    ) -> ToolResult:
+        return cls(
+            success=False,
+            error_code=code,
+            error_message=message,
+            suggestion=suggestion,
+            recoverable=recoverable,
+        )
 
     def render(self, max_chars: int = 6000) -> str:
         """Compact JSON for the model's observation, without empty fields."""

@@ -1,0 +1,85 @@
+"""Writes notebooks/explore.ipynb from the cells below (kept as code so diffs stay readable).
+
+Run: .venv/bin/python scripts/make_notebook.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+CELLS = [
+    (
+        "md",
+        "# Exploring toolrag\n\nThe content indexes, the tools over them, and the agent "
+        "answering a question with its trace. Run by hand it uses the configured LLM (the local "
+        "model by default); the test suite runs it with the `scripted` LLM.",
+    ),
+    (
+        "code",
+        "import os\nfrom pathlib import Path\n\n"
+        "# Run from the repository root so data/ and indexes/ resolve.\n"
+        "if Path.cwd().name == 'notebooks':\n    os.chdir('..')\n\n"
+        "from toolrag import Toolbox\n\ntb = Toolbox()\n"
+        "tb.settings.data_dir, tb.settings.index_dir",
+    ),
+    ("md", "## 1. Content indexes\n\n`index()` is incremental: unchanged files are skipped."),
+    (
+        "code",
+        "reports = tb.index()\n"
+        "for r in reports:\n"
+        "    print(f'{r.content_type:<11} rows={r.rows_total:>4} added={len(r.added)} '\n"
+        "          f'updated={len(r.updated)} unchanged={r.unchanged} errors={len(r.errors)}')",
+    ),
+    (
+        "md",
+        "## 2. Hybrid search with scores\n\nDense (cosine) and BM25 rankings fused by "
+        "reciprocal rank; filters are validated metadata.",
+    ),
+    (
+        "code",
+        "from toolrag.knowledge import SearchFilters\n\n"
+        "hits = tb.indexes['documents'].search('liquidated damages per calendar day', k=5,\n"
+        "                                      filters=SearchFilters(doc_type='contract'))\n"
+        "for h in hits:\n"
+        "    print(f'{h.score:.4f} cos={h.similarity} {h.doc_id:<18} {h.source}')",
+    ),
+    ("md", "## 3. The tools the agent sees\n\nEach returns the `ToolResult` envelope."),
+    (
+        "code",
+        "tools = {t.metadata.name: t for t in tb.tools()}\n"
+        "r = tools['search_blueprints'].call(description='framing plan', "
+        "start_date='2026-01-01', end_date='2026-03-31')\n"
+        "for row in r.raw_output.data:\n"
+        "    print(row['sheet'], row['title'], row['revision_date'], row['project'])",
+    ),
+    ("md", "## 4. Ask the agent\n\nThe answer carries its sources and the tool-call trace."),
+    (
+        "code",
+        "answer = tb.ask('When is substantial completion planned for the Summit Ridge "
+        "Hotel?')\nprint(answer.answer)\nfor s in answer.sources[:3]:\n    print(' source:', "
+        "s.file, s.locator)\nfor step in answer.trace:\n    print(' step', step.step, step.tool, "
+        "step.arguments, 'ok' if step.success else step.error_code)",
+    ),
+]
+
+
+def main() -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(src) if kind == "md" else nbformat.v4.new_code_cell(src)
+        for kind, src in CELLS
+    ]
+    out = Path(__file__).resolve().parents[1] / "notebooks" / "explore.ipynb"
+    nbformat.write(nb, out)
+    print(out)
+
+
+if __name__ == "__main__":
+    main()

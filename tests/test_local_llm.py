@@ -1,0 +1,57 @@
+"""End to end on the real local model (Qwen2.5-Coder-1.5B via llama.cpp): the expected tool is
+called for a schedule question, a blueprint date-range question and a document question."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolrag import Settings, Toolbox
+from toolrag.errors import ModelMissingError
+from toolrag.local_model import require_model
+
+pytestmark = pytest.mark.local_llm
+
+
+@pytest.fixture(scope="module")
+def local_toolbox(sample_index_dir: object) -> Toolbox:
+    from .conftest import DATA
+
+    settings = Settings(data_dir=DATA, index_dir=sample_index_dir, llm_provider="local")
+    try:
+        require_model(settings.model_dir)
+    except ModelMissingError as exc:  # CI installs it; a bare checkout says what to run
+        pytest.fail(exc.one_line())
+    return Toolbox(settings)
+
+
+@pytest.mark.parametrize(
+    ("question", "tool", "check_args"),
+    [
+        (
+            "When is substantial completion planned for the Summit Ridge Hotel?",
+            "get_project_schedule",
+            lambda a: "project" in a,
+        ),
+        (
+            "Which blueprint sheets for the Summit Ridge Hotel were revised between "
+            "2026-01-01 and 2026-03-31?",
+            "search_blueprints",
+            lambda a: str(a.get("start_date", "")).startswith("2026-01"),
+        ),
+        (
+            "What is the liquidated damages rate in the Riverside Medical Office Building "
+            "prime contract?",
+            "search_documents",
+            lambda a: bool(a.get("query")),
+        ),
+    ],
+    ids=["schedule", "blueprint-date-range", "documents"],
+)
+def test_local_model_calls_the_expected_tool(
+    local_toolbox: Toolbox, question: str, tool: str, check_args: object
+) -> None:
+    answer = local_toolbox.ask(question)
+    assert answer.trace, f"no tool was called; answer: {answer.answer!r}"
+    assert answer.trace[0].tool == tool, answer.trace
+    assert check_args(answer.trace[0].arguments), answer.trace[0].arguments  # type: ignore[operator]
+    assert answer.trace[0].success and answer.sources and answer.answer
