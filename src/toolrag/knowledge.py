@@ -48,6 +48,10 @@ _TEXT_FIELDS = (
 )
 
 
+# Everything but the vector: converting 384 floats per row to Python costs more than the search.
+_RESULT_COLUMNS = [*_TEXT_FIELDS, "chunk"]
+
+
 def _schema(dim: int) -> pa.Schema:
     fields = [pa.field(name, pa.string()) for name in _TEXT_FIELDS]
     fields.append(pa.field("chunk", pa.int32()))
@@ -290,7 +294,7 @@ class ContentIndex:
             q = table.search(vector, vector_column_name="vector").distance_type("cosine")
             if where:
                 q = q.where(where, prefilter=True)
-            dense = q.limit(pool).to_list()
+            dense = q.select(_RESULT_COLUMNS).limit(pool).to_list()
         if mode in ("hybrid", "bm25"):
             sparse = self._fts(table, query, where, pool)
         if mode == "dense":
@@ -318,7 +322,7 @@ class ContentIndex:
         if where:
             q = q.where(where, prefilter=True)
         try:
-            return list(q.limit(limit).to_list())
+            return list(q.select(_RESULT_COLUMNS).limit(limit).to_list())
         except (ValueError, RuntimeError, OSError) as exc:  # no FTS index yet, parse error
             if "index" in str(exc).lower() or "query" in str(exc).lower():
                 return []
@@ -331,7 +335,7 @@ class ContentIndex:
         where = (filters or SearchFilters()).where()
         if where:
             q = q.where(where)
-        data = q.limit(limit).to_list()
+        data = q.select(_RESULT_COLUMNS).limit(limit).to_list()
         data.sort(key=lambda r: (r["doc_id"], r["chunk"]))
         return [Hit.from_row(r, 1.0, None) for r in data]
 
