@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from toolrag.cli_eval import eval_app
 from toolrag.errors import ToolragError
 from toolrag.settings import Settings
 
@@ -25,6 +26,7 @@ app = typer.Typer(
 config_app = typer.Typer(no_args_is_help=True, help="Show the effective configuration.")
 model_app = typer.Typer(no_args_is_help=True, help="Install or locate the offline local model.")
 app.add_typer(config_app, name="config")
+app.add_typer(eval_app, name="eval")
 app.add_typer(model_app, name="model")
 
 out = Console()

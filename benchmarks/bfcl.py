@@ -1,0 +1,113 @@
+"""BFCL (Berkeley Function Calling Leaderboard, Apache-2.0) in toolrag's evaluation format.
+
+The data comes from the PyPI package ``bfcl-eval==2026.3.23``: its wheel is fetched with
+``pip download --no-deps`` into the cache and read in place (nothing is installed).
+Pool: every distinct function of the single-turn Python-style categories (distractors and
+irrelevance included; the Java and JavaScript variants are left out), about 1,700 names.
+Queries: the single-call items of simple_python, multiple, live_simple and live_multiple, the
+expected tool taken from the possible answers.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from toolrag.settings import Settings
+
+VERSION = "2026.3.23"
+POOL_CATEGORIES = [
+    "simple_python",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+    "live_simple",
+    "live_multiple",
+    "live_parallel",
+    "live_parallel_multiple",
+    "live_irrelevance",
+    "live_relevance",
+]
+QUERY_CATEGORIES = ["simple_python", "multiple", "live_simple", "live_multiple"]
+
+
+def wheel() -> Path:
+    cache = Settings().cache_dir / "bfcl"
+    found = sorted(cache.glob(f"bfcl_eval-{VERSION}-*.whl"))
+    if found:
+        return found[0]
+    cache.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-d",
+            str(cache),
+            f"bfcl-eval=={VERSION}",
+        ],
+        check=True,
+    )
+    return sorted(cache.glob(f"bfcl_eval-{VERSION}-*.whl"))[0]
+
+
+def _jsonl(zf: zipfile.ZipFile, member: str) -> list[dict[str, Any]]:
+    try:
+        text = zf.read(member).decode("utf-8")
+    except KeyError:
+        return []
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _question(item: dict[str, Any]) -> str:
+    turns = (
+        item["question"][0]
+        if item["question"] and isinstance(item["question"][0], list)
+        else item["question"]
+    )
+    return " ".join(m["content"] for m in turns if m.get("role") == "user").strip()
+
+
+def load(out_dir: Path) -> tuple[Path, Path]:
+    """Write ``tools.json`` and ``queries.jsonl`` under ``out_dir``; return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tools: dict[str, dict[str, Any]] = {}
+    queries = []
+    with zipfile.ZipFile(wheel()) as zf:
+        for cat in POOL_CATEGORIES:
+            for item in _jsonl(zf, f"bfcl_eval/data/BFCL_v4_{cat}.json"):
+                for fn in item.get("function") or []:
+                    tools.setdefault(fn["name"], fn)
+        for cat in QUERY_CATEGORIES:
+            answers = {
+                a["id"]: a for a in _jsonl(zf, f"bfcl_eval/data/possible_answer/BFCL_v4_{cat}.json")
+            }
+            for item in _jsonl(zf, f"bfcl_eval/data/BFCL_v4_{cat}.json"):
+                truth = answers.get(item["id"], {}).get("ground_truth") or []
+                if len(truth) != 1:
+                    continue  # single-call items only
+                (name,) = truth[0].keys()
+                queries.append(
+                    {
+                        "id": item["id"],
+                        "query": _question(item),
+                        "expected_tools": [name],
+                        "expected_args": truth[0][name],
+                    }
+                )
+    tools_path = out_dir / "tools.json"
+    queries_path = out_dir / "queries.jsonl"
+    tools_path.write_text(json.dumps(list(tools.values())))
+    with queries_path.open("w") as fh:
+        for q in queries:
+            fh.write(json.dumps(q) + "\n")
+    return tools_path, queries_path

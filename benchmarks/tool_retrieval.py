@@ -1,0 +1,78 @@
+"""Tool retrieval on BFCL: every strategy side by side in one process, plain LlamaIndex
+ObjectIndex first. Writes JSON and prints a table.
+
+    .venv/bin/python benchmarks/tool_retrieval.py [--limit N] [--out runs/tool_retrieval.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).parent))
+import bfcl
+
+from toolrag import Settings
+from toolrag.cards import load_tool_list
+from toolrag.embeddings import make_embedding
+from toolrag.evaluation.retrieval import load_queries
+from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_eval
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "tool_retrieval.json")
+    parser.add_argument("--limit", type=int, default=0, help="Use only the first N queries.")
+    parser.add_argument("--strategies", default=",".join(STRATEGIES))
+    args = parser.parse_args()
+    tools_path, queries_path = bfcl.load(ROOT / "runs" / "bfcl")
+    cards = load_tool_list(tools_path)
+    queries = load_queries(queries_path, "expected_tools")
+    if args.limit:
+        queries = queries[: args.limit]
+    embed = make_embedding(Settings())
+    t0 = time.perf_counter()
+    reports = run_tool_eval(cards, queries, args.strategies.split(","), embed)
+    rows = [r.as_json() for r in reports]
+    result = {
+        "benchmark": "tool_retrieval",
+        "data": f"BFCL bfcl-eval=={bfcl.VERSION}",
+        "embedding": "all-MiniLM-L6-v2",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "results": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    table = Table(
+        "strategy",
+        "R@1",
+        "R@5",
+        "R@10",
+        "MRR",
+        "nDCG@10",
+        "p50 ms",
+        "p95 ms",
+        title=f"BFCL tool retrieval: {len(cards)} tools, {rows[0]['n_queries']} queries",
+    )
+    for r in rows:
+        table.add_row(
+            str(r["strategy"]),
+            *(f"{r[k]:.3f}" for k in ("recall@1", "recall@5", "recall@10", "mrr", "ndcg@10")),
+            f"{r['p50_ms']:.1f}",
+            f"{r['p95_ms']:.1f}",
+        )
+    Console().print(table)
+    print(f"JSON written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

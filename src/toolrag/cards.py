@@ -1,0 +1,149 @@
+"""Tool cards: one description of a tool, whatever it came from.
+
+A card is the same object whether it comes from a YAML file in ``toolspecs/``, a LlamaIndex
+tool (``BaseToolSpec`` / ``FunctionTool``) or a plain JSON tool list in any of the shapes of
+DESIGN.md's evaluation files: ``{name, description, parameters}``, OpenAI's
+``{type: "function", function: {...}}`` or MCP's ``{name, description, inputSchema}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from llama_index.core.tools import BaseTool
+from pydantic import BaseModel, Field
+
+from toolrag.errors import InputError
+
+SideEffect = Literal["read", "write", "delete", "external"]
+
+
+def split_name(name: str) -> str:
+    """``get_projectSchedule.v2`` -> ``get project schedule v2`` (words a query would use)."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return " ".join(re.split(r"[\W_]+", spaced)).strip().lower()
+
+
+class ToolCard(BaseModel):
+    """The contract of one tool: what it does, its parameters, examples and side effects."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    examples: list[str] = Field(default_factory=list, description="Example user requests.")
+    side_effect: SideEffect = "read"
+    version: str = "1"
+    deprecated_by: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    pinned: bool = Field(False, description="Always offered, whatever the question.")
+
+    @property
+    def id(self) -> str:
+        """Stable id: name plus version (never ``hash()``, which changes per process)."""
+        return f"{self.name}@{self.version}"
+
+    def parameter_items(self) -> list[tuple[str, str]]:
+        props = self.parameters.get("properties") or {}
+        return [
+            (k, str((v or {}).get("description", "")) if isinstance(v, dict) else "")
+            for k, v in props.items()
+        ]
+
+    def document(self) -> str:
+        """The enriched text a tool is retrieved by: the name in words, the description, the
+        parameters with their descriptions, the example queries and the tags."""
+        lines = [f"{split_name(self.name)} ({self.name})", self.description.strip()]
+        params = [f"{k}: {d}" if d else k for k, d in self.parameter_items()]
+        if params:
+            lines.append("Parameters: " + "; ".join(params))
+        if self.examples:
+            lines.append("Examples: " + " | ".join(self.examples))
+        if self.tags:
+            lines.append("Tags: " + ", ".join(self.tags))
+        return "\n".join(x for x in lines if x)
+
+    def content_hash(self) -> str:
+        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def card_from_dict(item: dict[str, Any]) -> ToolCard:
+    """Any of the three JSON tool shapes (plus card fields) -> a card."""
+    if item.get("type") == "function" and isinstance(item.get("function"), dict):
+        item = {
+            **item["function"],
+            **{k: v for k, v in item.items() if k not in ("type", "function")},
+        }
+    data = dict(item)
+    if "inputSchema" in data and "parameters" not in data:
+        data["parameters"] = data.pop("inputSchema")
+    params = data.get("parameters") or {}
+    if isinstance(params, dict) and params.get("type") == "dict":  # BFCL writes "dict"
+        params = {**params, "type": "object"}
+    data["parameters"] = params or {"type": "object", "properties": {}}
+    if "name" not in data:
+        raise InputError(
+            f"A tool entry has no name: {json.dumps(item)[:120]}",
+            hint="Each tool needs at least a name and a description.",
+        )
+    return ToolCard.model_validate(data)
+
+
+def load_tool_list(path: Path) -> list[ToolCard]:
+    """A JSON tool list file (or JSONL, one tool per line)."""
+    if not path.is_file():
+        raise InputError(
+            f"Tool file {path} does not exist.",
+            hint="Pass a JSON list of {name, description, parameters} objects.",
+        )
+    text = path.read_text(encoding="utf-8")
+    try:
+        items = (
+            json.loads(text)
+            if text.lstrip().startswith("[")
+            else [json.loads(line) for line in text.splitlines() if line.strip()]
+        )
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}).",
+            hint="Fix the JSON, then run the command again.",
+        ) from exc
+    return dedupe([card_from_dict(i) for i in items])
+
+
+def load_yaml_cards(folder: Path) -> list[ToolCard]:
+    """Every ``*.yaml`` card in ``folder`` (a file may hold one card or a list)."""
+    cards: list[ToolCard] = []
+    for path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for item in data if isinstance(data, list) else [data]:
+            if isinstance(item, dict) and "name" in item:
+                cards.append(card_from_dict(item))
+    return cards
+
+
+def cards_from_tools(tools: Iterable[BaseTool], **extra: Any) -> list[ToolCard]:
+    """Cards for LlamaIndex tools (a ``BaseToolSpec.to_tool_list()``, QueryEngineTools…)."""
+    return [
+        ToolCard(
+            name=t.metadata.get_name(),
+            description=t.metadata.description,
+            parameters=t.metadata.get_parameters_dict(),
+            **extra,
+        )
+        for t in tools
+    ]
+
+
+def dedupe(cards: Sequence[ToolCard]) -> list[ToolCard]:
+    """First card per id wins (pools often list the same function several times)."""
+    seen: dict[str, ToolCard] = {}
+    for card in cards:
+        seen.setdefault(card.id, card)
+    return list(seen.values())

@@ -1,0 +1,95 @@
+"""``toolrag eval …``: retrieval evaluation on any tool pool or document set a user brings."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from toolrag.errors import ToolragError
+from toolrag.evaluation.retrieval import RetrievalReport
+
+eval_app = typer.Typer(no_args_is_help=True, help="Evaluate tool and document retrieval.")
+err = Console(stderr=True)
+
+
+def _table(title: str, reports: list[RetrievalReport], items: str) -> Table:
+    table = Table(
+        "strategy", "R@k", "MRR", "nDCG@10", "p50 ms", "p95 ms", items, "queries", title=title
+    )
+    for r in reports:
+        recall = " ".join(f"@{k}={v:.3f}" for k, v in r.recall.items())
+        table.add_row(
+            r.strategy,
+            recall,
+            f"{r.mrr:.3f}",
+            f"{r.ndcg10:.3f}",
+            f"{r.p50_ms:.1f}",
+            f"{r.p95_ms:.1f}",
+            str(r.n_items),
+            str(r.n_queries),
+        )
+    return table
+
+
+def _write_misses(path: Path, reports: list[RetrievalReport]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        for r in reports:
+            for miss in r.misses:
+                fh.write(json.dumps({"strategy": r.strategy, **miss}) + "\n")
+    err.print(f"missed queries written to {path}")
+
+
+@eval_app.command("tools")
+def eval_tools(
+    tools: Annotated[
+        Path,
+        typer.Option(help="JSON tool list (name/description/parameters, OpenAI or MCP shapes)."),
+    ],
+    queries: Annotated[Path, typer.Option(help="JSONL {id, query, expected_tools}.")],
+    strategy: Annotated[
+        str, typer.Option(help="objectindex-default, dense, bm25, hybrid, best or 'all'.")
+    ] = "best",
+    k: Annotated[str, typer.Option(help="Cut-offs for Recall@k, comma-separated.")] = "1,5,10",
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    misses: Annotated[Path, typer.Option(help="Where to write missed queries.")] = Path(
+        "runs/eval_tools_misses.jsonl"
+    ),
+) -> None:
+    """Recall@k, MRR, nDCG@10 and latency of tool retrieval, beside plain ObjectIndex."""
+    from toolrag.cards import load_tool_list
+    from toolrag.embeddings import make_embedding
+    from toolrag.evaluation.retrieval import load_queries
+    from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_eval
+    from toolrag.settings import Settings
+
+    try:
+        chosen = list(STRATEGIES) if strategy == "all" else [strategy]
+        unknown = [s for s in chosen if s not in STRATEGIES]
+        if unknown:
+            raise ToolragError(
+                f"Unknown strategy {unknown[0]!r}.",
+                hint=f"Use one of {', '.join(STRATEGIES)} or all.",
+            )
+        ks = [int(x) for x in k.split(",") if x.strip()]
+        cards = load_tool_list(tools)
+        qs = load_queries(queries, "expected_tools")
+        reports = run_tool_eval(cards, qs, chosen, make_embedding(Settings()), ks)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] --k must be integers like 1,5,10 ({exc}).")
+        raise typer.Exit(2) from exc
+    except ToolragError as exc:
+        err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)
+        raise typer.Exit(exc.exit_code) from exc
+    _write_misses(misses, reports)
+    if as_json:
+        payload = [r.as_json() for r in reports]
+        sys.stdout.write(json.dumps(payload[0] if len(payload) == 1 else payload) + "\n")
+    else:
+        Console().print(_table("tool retrieval", reports, "n_tools"))

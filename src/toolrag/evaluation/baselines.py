@@ -1,0 +1,49 @@
+"""Baselines every tool-retrieval report shows beside ours."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from llama_index.core import VectorStoreIndex
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.objects import ObjectIndex
+from llama_index.core.tools import FunctionTool, ToolMetadata
+from pydantic import BaseModel
+
+from toolrag.cards import ToolCard
+
+
+def _schema_model(card: ToolCard) -> type[BaseModel]:
+    """A pydantic model whose JSON schema is the card's own parameters schema."""
+    schema = card.parameters
+
+    class Params(BaseModel):
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            return schema
+
+    return Params
+
+
+def objectindex_default(
+    cards: Sequence[ToolCard], embed: BaseEmbedding
+) -> Callable[[str, int], list[str]]:
+    """Plain LlamaIndex: ``ObjectIndex.from_objects`` over FunctionTools, default settings
+    (it embeds name, description and schema as one text), the same embedding model."""
+    tools = [
+        FunctionTool(
+            fn=lambda **kw: None,
+            metadata=ToolMetadata(
+                name=c.name, description=c.description, fn_schema=_schema_model(c)
+            ),
+        )
+        for c in cards
+    ]
+    obj_index = ObjectIndex.from_objects(tools, index_cls=VectorStoreIndex, embed_model=embed)
+
+    def search(query: str, k: int) -> list[str]:
+        retriever = obj_index.as_retriever(similarity_top_k=k)
+        return [t.metadata.get_name() for t in retriever.retrieve(query)]
+
+    return search

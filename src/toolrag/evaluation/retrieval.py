@@ -1,0 +1,129 @@
+"""Retrieval metrics (Recall@k, MRR, nDCG@10, latency) for tools and documents.
+
+A query may expect several tools (a multi-step request): Recall@k counts every expected tool.
+Queries with no expected item ("no tool should be used") are left out of these metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from toolrag.errors import InputError
+
+
+class RetrievalQuery(BaseModel):
+    id: str
+    query: str
+    expected: list[str] = Field(description="Expected tool names or document ids.")
+
+
+def load_queries(path: Path, key: str) -> list[RetrievalQuery]:
+    """JSONL ``{id, query, <key>: [...]}`` with key ``expected_tools`` or ``expected_docs``."""
+    if not path.is_file():
+        raise InputError(
+            f"Query file {path} does not exist.",
+            hint=f"Pass a JSONL file of {{id, query, {key}}} objects.",
+        )
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            out.append(
+                RetrievalQuery(
+                    id=str(item["id"]), query=item["query"], expected=list(item.get(key) or [])
+                )
+            )
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(
+                f"{path}:{n}: not a valid query line ({exc}).",
+                hint=f"Each line needs id, query and {key}.",
+            ) from exc
+    return out
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+class RetrievalReport(BaseModel):
+    strategy: str
+    n_items: int
+    n_queries: int
+    recall: dict[int, float]
+    mrr: float
+    ndcg10: float
+    p50_ms: float
+    p95_ms: float
+    misses: list[dict[str, object]] = Field(default_factory=list, exclude=True)
+
+    def as_json(self, items_key: str = "n_tools") -> dict[str, object]:
+        out: dict[str, object] = {f"recall@{k}": round(v, 4) for k, v in self.recall.items()}
+        out.update(
+            {
+                "mrr": round(self.mrr, 4),
+                "ndcg@10": round(self.ndcg10, 4),
+                "p50_ms": round(self.p50_ms, 2),
+                "p95_ms": round(self.p95_ms, 2),
+                items_key: self.n_items,
+                "n_queries": self.n_queries,
+                "strategy": self.strategy,
+            }
+        )
+        return out
+
+
+def evaluate(
+    strategy: str,
+    n_items: int,
+    queries: Sequence[RetrievalQuery],
+    search: Callable[[str, int], list[str]],
+    ks: Sequence[int] = (1, 5, 10),
+) -> RetrievalReport:
+    """Run ``search(query, k)`` for each query (timed, query embedding included) and score."""
+    depth = max(*ks, 10)
+    recalls: dict[int, list[float]] = {k: [] for k in ks}
+    rr: list[float] = []
+    ndcg: list[float] = []
+    lat: list[float] = []
+    misses = []
+    scored = [q for q in queries if q.expected]
+    for q in scored:
+        t0 = time.perf_counter()
+        got = search(q.query, depth)
+        lat.append((time.perf_counter() - t0) * 1000)
+        expected = set(q.expected)
+        for k in ks:
+            recalls[k].append(len(expected & set(got[:k])) / len(expected))
+        rank = next((i for i, g in enumerate(got) if g in expected), None)
+        rr.append(0.0 if rank is None else 1.0 / (rank + 1))
+        dcg = sum(1 / math.log2(i + 2) for i, g in enumerate(got[:10]) if g in expected)
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(len(expected), 10)))
+        ndcg.append(dcg / ideal)
+        if not expected <= set(got[: max(ks)]):
+            misses.append(
+                {"id": q.id, "query": q.query, "expected": q.expected, "got": got[: max(ks)]}
+            )
+    n = max(len(scored), 1)
+    return RetrievalReport(
+        strategy=strategy,
+        n_items=n_items,
+        n_queries=len(scored),
+        recall={k: sum(v) / n for k, v in recalls.items()},
+        mrr=sum(rr) / n,
+        ndcg10=sum(ndcg) / n,
+        p50_ms=statistics.median(lat) if lat else 0.0,
+        p95_ms=percentile(lat, 0.95),
+        misses=misses,
+    )

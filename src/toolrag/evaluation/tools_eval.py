@@ -1,0 +1,48 @@
+"""Tool-retrieval evaluation on any tool pool: ours and the plain ObjectIndex baseline."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import get_args
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from toolrag.cards import ToolCard
+from toolrag.evaluation.baselines import objectindex_default
+from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, evaluate
+from toolrag.toolindex import Strategy, ToolIndex
+
+STRATEGIES = ("objectindex-default", *get_args(Strategy))
+
+
+def searcher(
+    strategy: str, cards: Sequence[ToolCard], embed: BaseEmbedding, index: ToolIndex | None = None
+) -> Callable[[str, int], list[str]]:
+    if strategy == "objectindex-default":
+        return objectindex_default(cards, embed)
+    if index is None:
+        raise ValueError("a ToolIndex is needed for toolrag strategies")
+    return lambda q, k: [h.name for h in index.retrieve(q, k=k, strategy=strategy)]  # type: ignore[arg-type]
+
+
+def run_tool_eval(
+    cards: Sequence[ToolCard],
+    queries: Sequence[RetrievalQuery],
+    strategies: Sequence[str],
+    embed: BaseEmbedding,
+    ks: Sequence[int] = (1, 5, 10),
+    index_dir: Path | None = None,
+) -> list[RetrievalReport]:
+    """Evaluate each strategy on the same pool and queries, in this process."""
+    reports = []
+    with tempfile.TemporaryDirectory(prefix="toolrag-eval-") as tmp:
+        index: ToolIndex | None = None
+        if any(s != "objectindex-default" for s in strategies):
+            index = ToolIndex(index_dir or Path(tmp), embed)
+            index.sync(cards)
+        for strategy in strategies:
+            search = searcher(strategy, cards, embed, index)
+            reports.append(evaluate(strategy, len(cards), queries, search, ks))
+    return reports

@@ -1,0 +1,226 @@
+"""Tool RAG: a persistent index of tool cards that finds the few tools a question needs.
+
+Each card is indexed by its enriched document (:meth:`ToolCard.document`). The vectors live in
+a LanceDB table keyed by the card's stable id (name@version) with a content hash, so a rebuild
+re-embeds only the cards that changed and never appends duplicates. Dense scores come from the
+stored vectors (kept in memory as one matrix: a 10k-tool pool is a 15 MB dot product), BM25 from
+LanceDB's native full-text index over the same documents, and the two are fused by reciprocal
+rank. Requests that name several steps are split into sub-queries whose results are fused, so
+every step's tool is retrieved.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+from lancedb.index import FTS
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from pydantic import BaseModel, Field
+
+from toolrag.cards import ToolCard
+
+Strategy = Literal["dense", "bm25", "hybrid", "best"]
+RRF_K = 60
+_SPLIT_RE = re.compile(
+    r"\s*(?:;|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b)\s*", re.IGNORECASE
+)
+
+
+class ToolHit(BaseModel):
+    name: str
+    id: str
+    score: float
+    similarity: float | None = Field(None, description="Cosine of the query and the card.")
+
+
+class ToolSyncReport(BaseModel):
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded: int = 0
+
+
+def _schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string()),
+            pa.field("name", pa.string()),
+            pa.field("hash", pa.string()),
+            pa.field("text", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+def sub_queries(query: str, min_words: int = 3) -> list[str]:
+    """Split a multi-step request into its steps ("convert X to PDF and email it")."""
+    parts = [p.strip(" ,.") for p in _SPLIT_RE.split(query) if p and p.strip(" ,.")]
+    parts = [p for p in parts if len(p.split()) >= min_words]
+    return parts if len(parts) > 1 else []
+
+
+class ToolIndex:
+    """Persistent Tool RAG index over a LanceDB table (``index_dir/<table>.lance``)."""
+
+    def __init__(self, index_dir: Path, embed: BaseEmbedding, table: str = "tools") -> None:
+        self.index_dir = index_dir
+        self.embed = embed
+        self.table_name = table
+        self.cards: dict[str, ToolCard] = {}
+        self._db: Any = None
+        self._table: Any = None
+        self._ids: list[str] = []
+        self._matrix: np.ndarray = np.zeros((0, 0), dtype=np.float32)
+
+    # --- storage -------------------------------------------------------------------------------
+    def _open(self) -> Any:
+        if self._db is None:
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+            self._db = lancedb.connect(str(self.index_dir))
+        if self._table is None:
+            try:
+                self._table = self._db.open_table(self.table_name)
+            except (ValueError, FileNotFoundError, RuntimeError):
+                return None
+        return self._table
+
+    def sync(self, cards: Sequence[ToolCard], batch_size: int = 256) -> ToolSyncReport:
+        """Make the index hold exactly ``cards``; only new or changed cards are embedded."""
+        report = ToolSyncReport()
+        wanted = {c.id: c for c in cards}
+        table = self._open()
+        stored: dict[str, str] = {}
+        if table is not None:
+            rows = table.to_arrow().select(["id", "hash"]).to_pylist()
+            stored = {r["id"]: r["hash"] for r in rows}
+        gone = [i for i in stored if i not in wanted]
+        todo = [c for i, c in wanted.items() if stored.get(i) != c.content_hash()]
+        report.removed = len(gone)
+        report.updated = sum(1 for c in todo if c.id in stored)
+        report.added = len(todo) - report.updated
+        report.unchanged = len(wanted) - len(todo)
+        if table is not None and (gone or todo):
+            stale = gone + [c.id for c in todo if c.id in stored]
+            for start in range(0, len(stale), 500):
+                ids = ", ".join(
+                    "'" + i.replace("'", "''") + "'" for i in stale[start : start + 500]
+                )
+                table.delete(f"id IN ({ids})")
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            docs = [c.document() for c in batch]
+            vectors = self.embed.get_text_embedding_batch(docs)
+            rows = [
+                {"id": c.id, "name": c.name, "hash": c.content_hash(), "text": d, "vector": v}
+                for c, d, v in zip(batch, docs, vectors, strict=True)
+            ]
+            if table is None:
+                table = self._db.create_table(self.table_name, schema=_schema(len(vectors[0])))
+                self._table = table
+            table.add(rows)
+            report.embedded += len(rows)
+        if table is not None and (gone or todo):
+            table.create_index("text", config=FTS(), replace=True)
+        self.cards = wanted
+        self._load_matrix()
+        return report
+
+    def _load_matrix(self) -> None:
+        table = self._open()
+        if table is None:
+            self._ids, self._matrix = [], np.zeros((0, 0), dtype=np.float32)
+            return
+        data = table.to_arrow().select(["id", "vector"])
+        ids = data.column("id").to_pylist()
+        keep = [n for n, i in enumerate(ids) if i in self.cards and not self.cards[i].deprecated_by]
+        self._ids = [ids[n] for n in keep]
+        flat = data.column("vector").combine_chunks().flatten().to_numpy()
+        matrix = flat.reshape(len(ids), -1).astype(np.float32)[keep]
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        self._matrix = matrix / np.maximum(norms, 1e-12)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    # --- retrieval -----------------------------------------------------------------------------
+    def _dense(self, query: str, pool: int) -> list[tuple[str, float]]:
+        if not self._ids:
+            return []
+        q = np.asarray(self.embed.get_query_embedding(query), dtype=np.float32)
+        sims = self._matrix @ (q / max(float(np.linalg.norm(q)), 1e-12))
+        top = np.argpartition(-sims, min(pool, len(sims) - 1))[:pool]
+        top = top[np.argsort(-sims[top])]
+        return [(self._ids[i], float(sims[i])) for i in top]
+
+    def _bm25(self, query: str, pool: int) -> list[tuple[str, float]]:
+        table = self._open()
+        terms = re.findall(r"[A-Za-z0-9]+", query)
+        if table is None or not terms:
+            return []
+        try:
+            rows = (
+                table.search(" ".join(terms), query_type="fts", fts_columns="text")
+                .select(["id", "_score"])
+                .limit(pool * 2)
+                .to_list()
+            )
+        except (ValueError, RuntimeError):
+            return []
+        active = set(self._ids)
+        return [(r["id"], float(r.get("_score", 0.0))) for r in rows if r["id"] in active][:pool]
+
+    def _fused(
+        self, query: str, pool: int, dense_weight: float = 1.0, bm25_weight: float = 1.0
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        dense = self._dense(query, pool)
+        sims = dict(dense)
+        scores: dict[str, float] = {}
+        for weight, ranking in ((dense_weight, dense), (bm25_weight, self._bm25(query, pool))):
+            for rank, (tid, _) in enumerate(ranking):
+                scores[tid] = scores.get(tid, 0.0) + weight / (RRF_K + rank + 1)
+        return scores, sims
+
+    def retrieve(
+        self, query: str, k: int = 5, strategy: Strategy = "best", floor: float | None = None
+    ) -> list[ToolHit]:
+        """The top-k tools for ``query``. ``floor`` (a cosine) drops tools below it, so a
+        question no tool fits gets an empty list."""
+        pool = max(k * 4, 50)
+        sims: dict[str, float]
+        if strategy == "dense":
+            ranked = self._dense(query, pool)
+            sims = dict(ranked)
+        elif strategy == "bm25":
+            ranked, sims = self._bm25(query, pool), {}
+        else:
+            scores, sims = self._fused(query, pool)
+            if strategy == "best":
+                for part in sub_queries(query):
+                    part_scores, part_sims = self._fused(part, pool)
+                    for tid, s in part_scores.items():
+                        scores[tid] = scores.get(tid, 0.0) + s
+                        sims[tid] = max(sims.get(tid, -1.0), part_sims.get(tid, -1.0))
+            ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        hits = []
+        for tid, score in ranked:
+            sim = sims.get(tid)
+            if floor is not None and (sim is None or sim < floor):
+                continue
+            hits.append(
+                ToolHit(
+                    name=self.cards[tid].name,
+                    id=tid,
+                    score=round(score, 6),
+                    similarity=None if sim is None else round(sim, 4),
+                )
+            )
+            if len(hits) == k:
+                break
+        return hits

@@ -1,0 +1,188 @@
+"""Tool cards, the persistent ToolIndex and the evaluation metrics and CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolrag import Settings
+from toolrag.cards import ToolCard, load_tool_list, split_name
+from toolrag.cli import app
+from toolrag.embeddings import make_embedding
+from toolrag.evaluation.retrieval import RetrievalQuery, evaluate
+from toolrag.toolindex import ToolIndex, sub_queries
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def cards() -> list[ToolCard]:
+    return load_tool_list(FIXTURES / "tools_small.json")
+
+
+@pytest.fixture
+def embed():  # the real embedding model
+    return make_embedding(Settings())
+
+
+def test_every_json_shape_becomes_a_card(cards: list[ToolCard]) -> None:
+    by_name = {c.name: c for c in cards}
+    assert set(by_name) == {
+        "get_weather",
+        "convert_currency",
+        "send_email",
+        "convert_document_to_pdf",
+        "book_flight",
+    }
+    assert by_name["send_email"].parameters["properties"]["to"]["description"]  # MCP shape
+    assert "amount" in by_name["convert_currency"].parameters["properties"]  # OpenAI shape
+    assert by_name["convert_document_to_pdf"].parameters["type"] == "object"  # BFCL "dict"
+    doc = by_name["get_weather"].document()
+    assert doc.startswith("get weather (get_weather)") and "city: City name" in doc
+
+
+def test_split_name() -> None:
+    assert split_name("getProjectSchedule.v2") == "get project schedule v2"
+
+
+def test_sub_queries() -> None:
+    assert sub_queries("convert the report to PDF and then email it to my boss") == [
+        "convert the report to PDF",
+        "email it to my boss",
+    ]
+    assert sub_queries("weather in Paris") == []
+
+
+def test_index_persists_and_upserts_without_duplicates(
+    cards: list[ToolCard], embed: object, tmp_path: Path
+) -> None:
+    first = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    assert first.sync(cards).embedded == 5
+    reopened = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    report = reopened.sync(cards)
+    assert report.embedded == 0 and report.unchanged == 5  # no re-embedding on reopen
+    changed = [
+        c.model_copy(update={"description": c.description + " Also hail."})
+        if c.name == "get_weather"
+        else c
+        for c in cards
+    ]
+    report = reopened.sync(changed[:-1])  # one changed, one removed
+    assert (report.updated, report.removed, report.embedded) == (1, 1, 1)
+    ids = reopened._open().to_arrow().column("id").to_pylist()
+    assert sorted(ids) == sorted(c.id for c in changed[:-1])  # no duplicate rows
+    assert reopened.retrieve("Will it rain in Paris?", k=1)[0].name == "get_weather"
+
+
+def test_deprecated_tools_are_not_retrieved(
+    cards: list[ToolCard], embed: object, tmp_path: Path
+) -> None:
+    old = cards[0].model_copy(update={"deprecated_by": "get_forecast_v2"})
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync([old, *cards[1:]])
+    assert "get_weather" not in [h.name for h in index.retrieve("weather in Paris", k=5)]
+
+
+def test_floor_answers_no_tool_fits(cards: list[ToolCard], embed: object, tmp_path: Path) -> None:
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(cards)
+    assert index.retrieve("Tell me a joke about penguins", k=3, floor=0.2) == []
+    assert index.retrieve("Will it rain in Paris?", k=3, floor=0.2)[0].name == "get_weather"
+
+
+def test_multi_step_request_retrieves_every_step(
+    cards: list[ToolCard], embed: object, tmp_path: Path
+) -> None:
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(cards)
+    got = [
+        h.name
+        for h in index.retrieve(
+            "Convert the quarterly report to PDF and then email it to my manager", k=2
+        )
+    ]
+    assert set(got) == {"convert_document_to_pdf", "send_email"}
+
+
+def test_metrics_match_hand_computation() -> None:
+    queries = [
+        RetrievalQuery(id="a", query="a", expected=["x"]),
+        RetrievalQuery(id="b", query="b", expected=["y", "z"]),
+        RetrievalQuery(id="c", query="c", expected=[]),
+    ]
+    ranked = {"a": ["w", "x", "v"], "b": ["z", "q", "r", "y"]}
+    report = evaluate("fake", 6, queries, lambda q, k: ranked[q][:k], ks=(1, 2, 4))
+    assert report.n_queries == 2  # the no-tool query is left out
+    assert report.recall[1] == pytest.approx((0 + 0.5) / 2)
+    assert report.recall[2] == pytest.approx((1 + 0.5) / 2)
+    assert report.recall[4] == pytest.approx(1.0)
+    assert report.mrr == pytest.approx((1 / 2 + 1) / 2)
+    ndcg_a = (1 / math.log2(3)) / 1
+    ndcg_b = (1 + 1 / math.log2(5)) / (1 + 1 / math.log2(3))
+    assert report.ndcg10 == pytest.approx((ndcg_a + ndcg_b) / 2)
+    assert [m["id"] for m in report.misses] == []
+
+
+def test_eval_tools_cli_json(tmp_path: Path) -> None:
+    misses = tmp_path / "misses.jsonl"
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "tools",
+            "--tools",
+            str(FIXTURES / "tools_small.json"),
+            "--queries",
+            str(FIXTURES / "queries_small.jsonl"),
+            "--strategy",
+            "all",
+            "--json",
+            "--misses",
+            str(misses),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout.strip().splitlines()[-1])
+    assert [r["strategy"] for r in rows] == [
+        "objectindex-default",
+        "dense",
+        "bm25",
+        "hybrid",
+        "best",
+    ]
+    for r in rows:
+        assert set(r) == {
+            "recall@1",
+            "recall@5",
+            "recall@10",
+            "mrr",
+            "ndcg@10",
+            "p50_ms",
+            "p95_ms",
+            "n_tools",
+            "n_queries",
+            "strategy",
+        }
+        assert r["n_tools"] == 5 and r["n_queries"] == 4
+    best = rows[-1]
+    assert best["recall@5"] == 1.0 and best["mrr"] == 1.0
+    assert misses.exists()
+
+
+def test_eval_tools_cli_errors(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "tools",
+            "--tools",
+            str(tmp_path / "none.json"),
+            "--queries",
+            str(FIXTURES / "queries_small.jsonl"),
+        ],
+    )
+    assert result.exit_code == 2 and "does not exist" in result.output
