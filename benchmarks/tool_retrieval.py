@@ -32,6 +32,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "tool_retrieval.json")
     parser.add_argument("--limit", type=int, default=0, help="Use only the first N queries.")
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
+    parser.add_argument(
+        "--index-dir",
+        type=Path,
+        default=ROOT / "runs" / "bfcl" / "index",
+        help="Persistent ToolIndex: re-runs embed only changed cards.",
+    )
     args = parser.parse_args()
     tools_path, queries_path = bfcl.load(ROOT / "runs" / "bfcl")
     cards = load_tool_list(tools_path)
@@ -40,7 +46,9 @@ def main() -> None:
         queries = queries[: args.limit]
     embed = make_embedding(Settings())
     t0 = time.perf_counter()
-    reports = run_tool_eval(cards, queries, args.strategies.split(","), embed)
+    reports = run_tool_eval(
+        cards, queries, args.strategies.split(","), embed, index_dir=args.index_dir
+    )
     rows = [r.as_json() for r in reports]
     result = {
         "benchmark": "tool_retrieval",

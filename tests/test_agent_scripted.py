@@ -78,3 +78,18 @@ def test_malformed_model_output_is_retried(toolbox_factory: Callable[..., Toolbo
 def test_empty_question_is_refused(toolbox_factory: Callable[..., Toolbox], question: str) -> None:
     with pytest.raises(InputError, match="empty"):
         toolbox_factory([]).ask(question)
+
+
+def test_trace_shows_the_tools_retrieved_for_each_step(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    tb = toolbox_factory(
+        [react("get_project_schedule", {"project": "GRB-104"}), final("Done: 2025-12-12.")]
+    )
+    tb.settings.tool_top_k = 1
+    answer = tb.ask("When did Fire Station 7 reach substantial completion?")
+    assert answer.tools_offered == ["get_project_schedule"]  # Tool RAG picked one of three
+    assert answer.trace[0].tools_offered == ["get_project_schedule"]
+    # The prompt the model saw listed only the retrieved tool.
+    first_prompt = "\n".join(m.content or "" for m in tb.llm.prompts[0])  # type: ignore[attr-defined]
+    assert "get_project_schedule" in first_prompt and "search_blueprints" not in first_prompt

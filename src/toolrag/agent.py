@@ -20,6 +20,7 @@ from llama_index.core.agent.workflow import (
 )
 from llama_index.core.llms import LLM
 from llama_index.core.memory import ChatMemoryBuffer
+from llama_index.core.objects.base import ObjectRetriever
 from llama_index.core.tools import BaseTool
 from pydantic import BaseModel, Field
 
@@ -40,6 +41,9 @@ class TraceStep(BaseModel):
 
     step: int
     tool: str
+    tools_offered: list[str] = Field(
+        default_factory=list, description="The tools retrieved for this step."
+    )
     arguments: dict[str, Any]
     success: bool
     error_code: str | None = None
@@ -67,12 +71,17 @@ class Answer(BaseModel):
 
 
 def build_agent(
-    tools: Sequence[BaseTool], llm: LLM, system_prompt: str = SYSTEM_PROMPT
+    tools: Sequence[BaseTool],
+    llm: LLM,
+    system_prompt: str = SYSTEM_PROMPT,
+    tool_retriever: ObjectRetriever[BaseTool] | None = None,
 ) -> ReActAgent:
+    """The stock workflow ReActAgent, over fixed ``tools`` or a ``tool_retriever``."""
     return ReActAgent(
         name="toolrag",
         description="Answers questions with retrieved tools.",
-        tools=list(tools),
+        tools=list(tools) or None,
+        tool_retriever=tool_retriever,
         llm=llm,
         system_prompt=system_prompt,
         streaming=False,
@@ -91,11 +100,12 @@ def _usage(raw: Any) -> tuple[int, int]:
 async def run_agent(agent: ReActAgent, question: str, max_iterations: int = 6) -> Answer:
     """Run one question through the agent and collect the answer, sources and trace."""
     started = time.perf_counter()
-    answer = Answer(
-        question=question,
-        answer="",
-        tools_offered=[t.metadata.get_name() for t in agent.tools or [] if isinstance(t, BaseTool)],
-    )
+    offered = [t.metadata.get_name() for t in agent.tools or [] if isinstance(t, BaseTool)]
+    retriever = agent.tool_retriever
+    if retriever is not None:
+        offered += [t.metadata.get_name() for t in await retriever.aretrieve(question)]
+    answer = Answer(question=question, answer="", tools_offered=offered)
+    remember = getattr(retriever.retriever, "remember", None) if retriever else None
     memory = ChatMemoryBuffer.from_defaults(llm=agent.llm)
     handler = agent.run(user_msg=question, memory=memory, max_iterations=max_iterations)
     call_started: dict[str, float] = {}
@@ -107,10 +117,15 @@ async def run_agent(agent: ReActAgent, question: str, max_iterations: int = 6) -
             raw = event.tool_output.raw_output
             result = raw if isinstance(raw, ToolResult) else None
             content = str(event.tool_output.content or "")
+            if remember is not None:  # the next steps keep this tool available (sticky set)
+                remember(event.tool_name)
             answer.trace.append(
                 TraceStep(
                     step=len(answer.trace) + 1,
                     tool=event.tool_name,
+                    tools_offered=list(
+                        dict.fromkeys([*answer.tools_offered, *(s.tool for s in answer.trace)])
+                    ),
                     arguments=dict(event.tool_kwargs or {}),
                     success=result.success if result else not event.tool_output.is_error,
                     error_code=(

@@ -17,9 +17,11 @@ from typing import Any, TypeVar
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
+from llama_index.core.objects.base import ObjectRetriever
 from llama_index.core.tools import BaseTool, FunctionTool
 
 from toolrag.agent import Answer, build_agent, run_agent
+from toolrag.cards import cards_from_tools
 from toolrag.corpus import LOADERS
 from toolrag.corpus.base import ContentType
 from toolrag.embeddings import make_embedding
@@ -29,6 +31,8 @@ from toolrag.llms import Turn, make_llm
 from toolrag.projects import ProjectCatalog
 from toolrag.retrievers import query_engine_tool
 from toolrag.settings import Settings
+from toolrag.tool_retriever import make_tool_retriever
+from toolrag.toolindex import ToolIndex
 from toolrag.tools.content import ContentToolSpec
 
 T = TypeVar("T")
@@ -109,6 +113,7 @@ class Toolbox:
         for ct in content_types:
             loader = LOADERS[ct](self.settings.data_dir)
             reports.append(self.indexes[ct].sync(loader, progress))
+        self.__dict__.pop("tool_index", None)  # re-sync the tool cards on next use
         return reports
 
     def indexed(self) -> bool:
@@ -150,6 +155,18 @@ class Toolbox:
                 return t
         raise InputError(f"Unknown tool {name!r}.")
 
+    # --- Tool RAG -------------------------------------------------------------------------------
+    @cached_property
+    def tool_index(self) -> ToolIndex:
+        """The persistent ToolIndex over the toolbox's tool cards (re-embeds changed cards)."""
+        index = ToolIndex(self.settings.index_dir, self.embed, table="tools")
+        index.sync(cards_from_tools(self.tools()))
+        return index
+
+    def tool_retriever(self) -> ObjectRetriever[BaseTool]:
+        """The agent's ``tool_retriever``: the top ``tool_top_k`` tools for each question."""
+        return make_tool_retriever(self.tool_index, self.tools(), k=self.settings.tool_top_k)
+
     # --- asking ---------------------------------------------------------------------------------
     async def aask(self, question: str) -> Answer:
         """Answer one question with the ReActAgent over the toolbox's tools."""
@@ -162,7 +179,7 @@ class Toolbox:
                 hint="Shorten it to the essential request.",
             )
         self.require_indexes()
-        agent = build_agent(self.tools(), self.llm)
+        agent = build_agent([], self.llm, tool_retriever=self.tool_retriever())
         return await run_agent(agent, question, max_iterations=self.settings.max_iterations)
 
     def ask(self, question: str) -> Answer:

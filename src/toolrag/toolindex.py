@@ -27,9 +27,13 @@ from toolrag.cards import ToolCard
 
 Strategy = Literal["dense", "bm25", "hybrid", "best"]
 RRF_K = 60
-_SPLIT_RE = re.compile(
-    r"\s*(?:;|\band then\b|\bthen\b|\band also\b|\balso\b|\band\b)\s*", re.IGNORECASE
+# Explicit step markers split a request into steps; a bare "and" only when both sides are
+# clauses of their own (4+ words), so "base 10 and height 5" stays one request.
+_STEP_RE = re.compile(
+    r"\s*(?:;|,?\s*\band then\b|,?\s*\bthen\b|,?\s*\band also\b|,?\s*\bafter that\b)\s*",
+    re.IGNORECASE,
 )
+_AND_RE = re.compile(r"\s*,?\s*\band\b\s*", re.IGNORECASE)
 
 
 class ToolHit(BaseModel):
@@ -60,9 +64,15 @@ def _schema(dim: int) -> pa.Schema:
 
 
 def sub_queries(query: str, min_words: int = 3) -> list[str]:
-    """Split a multi-step request into its steps ("convert X to PDF and email it")."""
-    parts = [p.strip(" ,.") for p in _SPLIT_RE.split(query) if p and p.strip(" ,.")]
-    parts = [p for p in parts if len(p.split()) >= min_words]
+    """Split a multi-step request into its steps ("convert X to PDF and then email it")."""
+    parts: list[str] = []
+    for step in _STEP_RE.split(query):
+        pieces = _AND_RE.split(step)
+        if len(pieces) > 1 and all(len(p.split()) >= 4 for p in pieces):
+            parts.extend(pieces)
+        else:
+            parts.append(step)
+    parts = [p.strip(" ,.") for p in parts if p and len(p.strip(" ,.").split()) >= min_words]
     return parts if len(parts) > 1 else []
 
 
@@ -202,10 +212,12 @@ class ToolIndex:
         else:
             scores, sims = self._fused(query, pool)
             if strategy == "best":
+                # Each step of a multi-step request adds its own ranking at half weight: the
+                # whole request still leads, and every step's best tools rise into the top-k.
                 for part in sub_queries(query):
                     part_scores, part_sims = self._fused(part, pool)
                     for tid, s in part_scores.items():
-                        scores[tid] = scores.get(tid, 0.0) + s
+                        scores[tid] = scores.get(tid, 0.0) + 0.5 * s
                         sims[tid] = max(sims.get(tid, -1.0), part_sims.get(tid, -1.0))
             ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
         hits = []

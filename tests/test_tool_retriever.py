@@ -1,0 +1,69 @@
+"""The agent's tool_retriever: ToolIndex hits, pinned and sticky tools, resolution by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from llama_index.core.tools import FunctionTool
+
+from toolrag import Settings
+from toolrag.cards import cards_from_tools, load_tool_list
+from toolrag.embeddings import make_embedding
+from toolrag.tool_retriever import make_tool_retriever
+from toolrag.toolindex import ToolIndex
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def parts(tmp_path: Path):
+    cards = load_tool_list(FIXTURES / "tools_small.json")
+    tools = [
+        FunctionTool.from_defaults(fn=lambda **kw: "ok", name=c.name, description=c.description)
+        for c in cards
+    ]
+    index = ToolIndex(tmp_path, make_embedding(Settings()))
+    index.sync(cards_from_tools(tools))
+    return index, tools
+
+
+def names(tools) -> list[str]:
+    return [t.metadata.get_name() for t in tools]
+
+
+def test_retrieves_few_relevant_tools(parts) -> None:
+    index, tools = parts
+    retriever = make_tool_retriever(index, tools, k=2)
+    got = names(retriever.retrieve("How many euros is 100 dollars?"))
+    assert len(got) == 2 and got[0] == "convert_currency"
+
+
+def test_resolves_a_tool_by_name_even_when_retrieval_would_not(parts) -> None:
+    index, tools = parts
+    retriever = make_tool_retriever(index, tools, k=1)
+    assert names(retriever.retrieve("Will it rain in Paris?")) == ["get_weather"]
+    # The workflow agent re-retrieves with the bare tool name when it executes a call.
+    assert names(retriever.retrieve("send_email")) == ["send_email"]
+    assert names(retriever.retrieve("get_weather")) == ["get_weather"]
+
+
+def test_sticky_tools_survive_later_turns(parts) -> None:
+    index, tools = parts
+    retriever = make_tool_retriever(index, tools, k=1)
+    assert names(retriever.retrieve("Will it rain in Paris?")) == ["get_weather"]
+    retriever.retriever.remember("get_weather")  # type: ignore[attr-defined]
+    later = names(retriever.retrieve("Now book me a flight to Rome"))
+    assert later == ["get_weather", "book_flight"]
+
+
+def test_pinned_tools_always_offered(parts) -> None:
+    index, tools = parts
+    retriever = make_tool_retriever(index, tools, k=1, pinned=["send_email"])
+    assert names(retriever.retrieve("Will it rain in Paris?")) == ["send_email", "get_weather"]
+
+
+def test_no_tool_fits(parts) -> None:
+    index, tools = parts
+    retriever = make_tool_retriever(index, tools, k=3, floor=0.2)
+    assert retriever.retrieve("Tell me a joke about penguins") == []
