@@ -173,6 +173,9 @@ def _print_answer(answer: Any, trace: bool) -> None:
             score = f" (score {s.score:.3f})" if s.score is not None else ""
             out.print(f"  - {s.file} [{s.locator}]{score}", highlight=False)
     if trace:
+        out.print(
+            f"[bold]Tools retrieved:[/bold] {', '.join(answer.tools_offered)}", highlight=False
+        )
         out.print("[bold]Trace:[/bold]")
         for step in answer.trace:
             status = "ok" if step.success else f"error {step.error_code}"
