@@ -3,7 +3,9 @@
 Counts, with the local model's own tokenizer (Qwen2.5-Coder GGUF, vocab only), the prompt
 tokens of the first ReAct step for the sample questions, with pools of 50 and 500 tools (the
 sample domain's tools plus BFCL distractors). Baseline: all tools in the prompt, as a plain
-ReActAgent over a fixed tool list does. Ours: the ToolIndex's top ``k`` tools.
+ReActAgent over a fixed tool list does (stock JSON-Schema tool blocks). Ours: the ToolIndex's
+top ``k`` tools in the agent's compact argument-list blocks (``toolrag.prompting``); the
+retrieved tools in stock blocks are reported too, to separate the two effects.
 
     .venv/bin/python benchmarks/tool_tokens.py [--k 4] [--out runs/tool_tokens.json]
 """
@@ -35,6 +37,7 @@ from toolrag.evaluation.baselines import _schema_model
 from toolrag.evaluation.questions import load_questions
 from toolrag.llms import chatml_messages_to_prompt
 from toolrag.local_model import require_model
+from toolrag.prompting import CompactReActFormatter
 from toolrag.toolindex import ToolIndex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,9 +71,10 @@ def main() -> None:
         for q in load_questions(ROOT / "data" / "questions" / "test.jsonl")
         if set(q.expected_tools) <= {t.metadata.get_name() for t in sample}
     ]
-    formatter = ReActChatFormatter.from_defaults(context=SYSTEM_PROMPT)
+    stock = ReActChatFormatter.from_defaults(context=SYSTEM_PROMPT)
+    compact = CompactReActFormatter.from_defaults(context=SYSTEM_PROMPT)
 
-    def tokens(tools: list[FunctionTool], question: str) -> int:
+    def tokens(tools: list[FunctionTool], question: str, formatter: ReActChatFormatter) -> int:
         messages = formatter.format(
             tools, chat_history=[ChatMessage(role="user", content=question)]
         )
@@ -85,11 +89,12 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             index = ToolIndex(Path(tmp), tb.embed)
             index.sync(cards)
-            all_tokens, rag_tokens = [], []
+            all_tokens, stock_tokens, rag_tokens = [], [], []
             for q in questions:
                 picked = [by_name[h.name] for h in index.retrieve(q, k=args.k)]
-                all_tokens.append(tokens(tools, q))
-                rag_tokens.append(tokens(picked, q))
+                all_tokens.append(tokens(tools, q, stock))
+                stock_tokens.append(tokens(picked, q, stock))
+                rag_tokens.append(tokens(picked, q, compact))
         med_all, med_rag = statistics.median(all_tokens), statistics.median(rag_tokens)
         rows.append(
             {
@@ -97,6 +102,7 @@ def main() -> None:
                 "questions": len(questions),
                 "k": args.k,
                 "all_tools_median_tokens": med_all,
+                "retrieved_stock_prompt_median_tokens": statistics.median(stock_tokens),
                 "retrieved_median_tokens": med_rag,
                 "reduction": round(1 - med_rag / med_all, 4),
                 "fits_4096_context_all_tools": max(all_tokens) <= 4096,

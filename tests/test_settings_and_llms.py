@@ -125,3 +125,10 @@ def test_chatml_prompt_format() -> None:
     assert prompt == (
         "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
     )
+
+
+def test_database_url_password_is_masked() -> None:
+    s = Settings(database_url="postgresql+psycopg://toolrag:s3cretpw@127.0.0.1:5432/demo")
+    shown = s.masked()["database_url"]
+    assert "s3cretpw" not in shown and "127.0.0.1:5432/demo" in shown
+    assert Settings(index_dir=Path("ix")).resolved_database_url.endswith("ix/construction.sqlite")

@@ -24,6 +24,7 @@ from llama_index.core.objects.base import ObjectRetriever
 from llama_index.core.tools import BaseTool
 from pydantic import BaseModel, Field
 
+from toolrag.prompting import CompactReActFormatter
 from toolrag.tools.result import Source, ToolResult
 
 SYSTEM_PROMPT = """You answer questions about the user's projects with the tools below.
@@ -86,6 +87,7 @@ def build_agent(
         system_prompt=system_prompt,
         streaming=False,
         early_stopping_method="generate",
+        formatter=CompactReActFormatter(),
     )
 
 

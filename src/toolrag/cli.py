@@ -157,6 +157,8 @@ def index(data_dir: DataDir = None, index_dir: IndexDir = None) -> None:
         )
         failed += r.errors
     out.print(table)
+    if toolbox.database_status:
+        out.print(f"SQL database {toolbox.settings.sample_db_path}: {toolbox.database_status}")
     for line in failed:
         err.print(f"[red]error:[/red] {line}", highlight=False, soft_wrap=True)
     if failed:

@@ -80,6 +80,14 @@ class Settings(BaseSettings):
         None, description="YAML with a 'projects' list (code, name); default data_dir/domain.yaml."
     )
 
+    database_url: str | None = Field(
+        None,
+        description=(
+            "SQLAlchemy URL of the SQL database (sqlite:///path.db, postgresql+psycopg://...); "
+            "default: the sample SQLite file built from data_dir/db/seed.sql."
+        ),
+    )
+
     # --- retrieval and agent -------------------------------------------------------------------
     top_k: int = Field(3, ge=1, le=50, description="Passages a content search returns.")
     tool_top_k: int = Field(4, ge=1, le=50, description="Tools retrieved per question.")
@@ -115,6 +123,18 @@ class Settings(BaseSettings):
     def resolved_projects_file(self) -> Path:
         return self.projects_file or self.data_dir / "domain.yaml"
 
+    @property
+    def seed_sql(self) -> Path:
+        return self.data_dir / "db" / "seed.sql"
+
+    @property
+    def sample_db_path(self) -> Path:
+        return self.index_dir / "construction.sqlite"
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.sample_db_path.resolve()}"
+
     def openai_key(self) -> str | None:
         if self.api_key is not None:
             return self.api_key.get_secret_value()
@@ -129,6 +149,8 @@ class Settings(BaseSettings):
                 value = _mask(value.get_secret_value())
             elif isinstance(value, Path):
                 value = str(value)
+            elif name == "database_url" and value:
+                value = _mask_url(value)
             out[name] = value
         env_key = os.environ.get("OPENAI_API_KEY")
         out["OPENAI_API_KEY (env)"] = _mask(env_key) if env_key else None
@@ -139,3 +161,14 @@ def _mask(secret: str | None) -> str | None:
     if not secret:
         return None
     return "****" + secret[-4:] if len(secret) > 8 else "****"
+
+
+def _mask_url(url: str) -> str:
+    """A database URL with its password masked."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "***"

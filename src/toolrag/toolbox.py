@@ -30,6 +30,7 @@ from toolrag.knowledge import ContentIndex, ProgressFn, SyncReport
 from toolrag.llms import Turn, make_llm
 from toolrag.projects import ProjectCatalog
 from toolrag.retrievers import query_engine_tool
+from toolrag.sampledb import build_sqlite
 from toolrag.settings import Settings
 from toolrag.tool_retriever import make_tool_retriever
 from toolrag.toolindex import ToolIndex
@@ -65,6 +66,7 @@ class Toolbox:
         self._llm = llm
         self._embed = embed
         self._scripted_turns = scripted_turns
+        self.database_status: str | None = None
 
     # --- parts (built lazily: `toolrag config show` must not load models) -----------------------
     @property
@@ -113,8 +115,18 @@ class Toolbox:
         for ct in content_types:
             loader = LOADERS[ct](self.settings.data_dir)
             reports.append(self.indexes[ct].sync(loader, progress))
+        self.database_status = self.build_database()
         self.__dict__.pop("tool_index", None)  # re-sync the tool cards on next use
         return reports
+
+    def build_database(self) -> str | None:
+        """Build the sample SQLite database from ``data_dir/db/seed.sql`` when no
+        ``database_url`` is configured and the script exists (only when the script changed).
+        Returns "built", "unchanged", or None when there is nothing to build."""
+        if self.settings.database_url or not self.settings.seed_sql.is_file():
+            return None
+        built = build_sqlite(self.settings.seed_sql, self.settings.sample_db_path)
+        return "built" if built else "unchanged"
 
     def indexed(self) -> bool:
         return all(ix.exists() for ix in self.indexes.values())

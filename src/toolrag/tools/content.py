@@ -59,7 +59,8 @@ class ContentToolSpec(GuardedToolSpec):
         score. It does not search drawings or schedules, and does not compute totals.
 
         Args:
-            query: What to look for, in plain words (e.g. "liquidated damages per day").
+            query: What to look for, in the words of the question (the subject, not the project
+                name).
             document_type: Only this kind of document: contract, proposal, bid,
                 change_order, rfi, specification or meeting_minutes.
             project: Only this project, by code (GRB-101) or name (Riverside Medical
@@ -109,7 +110,8 @@ class ContentToolSpec(GuardedToolSpec):
         does not search contracts or other text documents.
 
         Args:
-            description: What the drawing shows, in plain words (e.g. "level 2 ductwork plan").
+            description: What the drawing shows, in the words of the question (a room, system or
+                discipline); "drawing sheets" when the question names no subject.
             start_date: Earliest revision date, YYYY-MM-DD (inclusive).
             end_date: Latest revision date, YYYY-MM-DD (inclusive).
             project: Only this project, by code (GRB-101) or name.

@@ -1,0 +1,95 @@
+"""How tools are shown to the ReAct model: a compact argument list instead of JSON Schema.
+
+The stock ReAct prompt prints each tool's full JSON Schema. A small local model then sometimes
+copies the schema itself into ``Action Input`` (``{"properties": {...}, "type": "object"}``)
+instead of filling in values. A one-line-per-argument list carries the same facts (name, type,
+required or optional, allowed values, description), reads like a function signature, and costs
+fewer prompt tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.agent.react.formatter import ReActChatFormatter
+from llama_index.core.agent.react.types import BaseReasoningStep, ObservationReasoningStep
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.tools import BaseTool
+
+
+def _type_of(prop: dict[str, Any]) -> str:
+    """A short type name for one JSON-Schema property (nullable unions collapse)."""
+    options = [o for o in prop.get("anyOf", []) if o.get("type") != "null"] or [prop]
+    words = []
+    for opt in options:
+        if "enum" in opt:
+            words.append("one of " + ", ".join(str(v) for v in opt["enum"]))
+        elif opt.get("format") == "date":
+            words.append("date YYYY-MM-DD")
+        elif opt.get("format") == "date-time":
+            words.append("date-time ISO 8601")
+        elif opt.get("type") == "array":
+            words.append(f"list of {_type_of(opt.get('items', {})) or 'values'}")
+        elif opt.get("type"):
+            words.append(str(opt["type"]))
+    return " or ".join(words) or "any"
+
+
+def describe_args(schema: dict[str, Any]) -> str:
+    """One line per argument: ``- name (type, required): description``."""
+    props: dict[str, Any] = schema.get("properties", {}) or {}
+    if not props:
+        return "  (no arguments: use {})"
+    required = set(schema.get("required", []) or [])
+    lines = []
+    for name, prop in props.items():
+        need = "required" if name in required else "optional"
+        desc = str(prop.get("description", "")).strip()
+        lines.append(f"  - {name} ({_type_of(prop)}, {need})" + (f": {desc}" if desc else ""))
+    return "\n".join(lines)
+
+
+def tool_description(tool: BaseTool) -> str:
+    """The block one tool takes in the ReAct system prompt."""
+    meta = tool.metadata
+    try:
+        schema = meta.get_parameters_dict()
+    except Exception:  # a tool without a usable schema still gets listed
+        schema = {}
+    return (
+        f"> Tool Name: {meta.get_name()}\n"
+        f"Tool Description: {meta.description.strip()}\n"
+        f"Tool Args:\n{describe_args(schema)}\n"
+    )
+
+
+class CompactReActFormatter(ReActChatFormatter):
+    """The stock ReAct formatter, with :func:`tool_description` blocks for the tools."""
+
+    def format(
+        self,
+        tools: Sequence[BaseTool],
+        chat_history: list[ChatMessage],
+        current_reasoning: list[BaseReasoningStep] | None = None,
+    ) -> list[ChatMessage]:
+        format_args = {
+            "tool_desc": "\n".join(tool_description(t) for t in tools),
+            "tool_names": ", ".join(t.metadata.get_name() for t in tools),
+        }
+        if self.context:
+            format_args["context"] = self.context
+        history = [
+            ChatMessage(
+                role=self.observation_role
+                if isinstance(step, ObservationReasoningStep)
+                else MessageRole.ASSISTANT,
+                content=step.get_content(),
+            )
+            for step in current_reasoning or []
+        ]
+        return [
+            ChatMessage(role=MessageRole.SYSTEM, content=self.system_header.format(**format_args)),
+            *chat_history,
+            *history,
+        ]
