@@ -60,3 +60,66 @@ def react(tool: str, args: dict[str, object], thought: str = "I need a tool.") -
 
 def final(answer: str) -> str:
     return f"Thought: I can answer without using any more tools.\nAnswer: {answer}"
+
+
+# --- SQL databases: the sample SQLite file and a real PostgreSQL server ------------------------
+PG_URL_FROM_ENV = os.environ.get("TOOLRAG_TEST_PG_URL")
+
+
+@pytest.fixture(scope="session")
+def construction_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from toolrag.sampledb import build_sqlite
+
+    path = tmp_path_factory.mktemp("sqlite") / "construction.sqlite"
+    build_sqlite(DATA / "db" / "seed.sql", path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """Base URL of a PostgreSQL server: TOOLRAG_TEST_PG_URL, or a throwaway local cluster."""
+    import shutil
+    import tempfile
+
+    from .pgserver import postgres_server, server_bin
+
+    if PG_URL_FROM_ENV:
+        yield PG_URL_FROM_ENV
+        return
+    if server_bin() is None:
+        message = "PostgreSQL server binaries not found; scripts/test.sh installs them."
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    workdir = Path(tempfile.mkdtemp(prefix="toolrag-pg-"))
+    try:
+        with postgres_server(workdir) as url:
+            yield url
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _pg_database(base_url: str, name: str) -> str:
+    """(Re)create database ``name`` on the server; return its SQLAlchemy URL."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    url = make_url(base_url)
+    dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def construction_pg(pg_server: str) -> str:
+    """The sample database loaded into PostgreSQL from the same seed script."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    url = _pg_database(pg_server, "construction")
+    dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute((DATA / "db" / "seed.sql").read_text(encoding="utf-8"))  # type: ignore[arg-type]
+    return url

@@ -22,7 +22,14 @@ def call(tools: dict[str, Any], name: str, **kwargs: Any) -> ToolResult:
 
 
 def test_tool_cards_follow_the_contract(tools: dict[str, Any]) -> None:
-    assert set(tools) == {"search_documents", "search_blueprints", "get_project_schedule"}
+    assert set(tools) == {
+        "search_documents",
+        "search_blueprints",
+        "get_project_schedule",
+        "list_tables",
+        "describe_table",
+        "run_sql",
+    }
     for tool in tools.values():
         desc = tool.metadata.description
         assert desc.count(". ") + 1 >= 3 and "Use it" in desc and "does not" in desc

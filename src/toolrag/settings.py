@@ -80,6 +80,9 @@ class Settings(BaseSettings):
         None, description="YAML with a 'projects' list (code, name); default data_dir/domain.yaml."
     )
 
+    toolspecs_dir: Path = Field(
+        Path("toolspecs"), description="Tool definitions: sql.yaml, OpenAPI documents, cards."
+    )
     database_url: str | None = Field(
         None,
         description=(

@@ -35,6 +35,7 @@ from toolrag.settings import Settings
 from toolrag.tool_retriever import make_tool_retriever
 from toolrag.toolindex import ToolIndex
 from toolrag.tools.content import ContentToolSpec
+from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
 
 T = TypeVar("T")
 CONTENT_TYPES: tuple[ContentType, ...] = ("documents", "blueprints", "schedules")
@@ -116,7 +117,8 @@ class Toolbox:
             loader = LOADERS[ct](self.settings.data_dir)
             reports.append(self.indexes[ct].sync(loader, progress))
         self.database_status = self.build_database()
-        self.__dict__.pop("tool_index", None)  # re-sync the tool cards on next use
+        for cached in ("tool_index", "sql_spec"):  # re-read on next use
+            self.__dict__.pop(cached, None)
         return reports
 
     def build_database(self) -> str | None:
@@ -150,19 +152,40 @@ class Toolbox:
             top_k=self.settings.top_k,
         )
 
+    @cached_property
+    def sql_spec(self) -> SQLToolSpec | None:
+        """Read-only SQL tools over ``database_url`` (default: the sample SQLite file), limited
+        by ``toolspecs/sql.yaml``; None when no database is there yet."""
+        path = self.settings.toolspecs_dir / "sql.yaml"
+        config = SQLSpecConfig.load(path) if path.is_file() else SQLSpecConfig()
+        url = config.url or self.settings.resolved_database_url
+        uses_sample = not self.settings.database_url and not config.url
+        if uses_sample and not self.settings.sample_db_path.is_file():
+            return None
+        return SQLToolSpec.from_url(url, config)
+
+    def _spec_tools(self) -> list[FunctionTool]:
+        tools = list(self.content_spec.to_tool_list())
+        if self.sql_spec is not None:
+            tools += self.sql_spec.to_tool_list()
+        return tools
+
     def tools(self, include_qa: bool = False) -> list[BaseTool]:
-        """The agent's tools: the three content search tools, and optionally one
-        QueryEngineTool per content type (``ask_documents`` …, answer synthesis)."""
-        tools: list[BaseTool] = list(self.content_spec.to_tool_list())
+        """The agent's tools: the content search tools, the SQL tools when a database is
+        configured, and optionally the answer-synthesis tools (one QueryEngineTool per content
+        type, ``ask_documents`` …, and the text-to-SQL ``query_<name>`` tool)."""
+        tools: list[BaseTool] = list(self._spec_tools())
         if include_qa:
             tools += [
                 query_engine_tool(ix, self.llm, k=self.settings.top_k)
                 for ix in self.indexes.values()
             ]
+            if self.sql_spec is not None:
+                tools.append(self.sql_spec.query_tool(self.llm, self.embed))
         return tools
 
     def tool(self, name: str) -> FunctionTool:
-        for t in self.content_spec.to_tool_list():
+        for t in self._spec_tools():
             if t.metadata.get_name() == name:
                 return t
         raise InputError(f"Unknown tool {name!r}.")

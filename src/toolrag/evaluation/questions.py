@@ -21,6 +21,7 @@ class Question(BaseModel):
     expected_args: dict[str, Any] = Field(default_factory=dict)
     expected_answer: str = ""
     answer_keywords: list[str] = Field(default_factory=list)
+    expected_sql: str = Field("", description="A reference query, for questions run_sql answers.")
 
 
 def load_questions(path: Path) -> list[Question]:

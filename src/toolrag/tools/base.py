@@ -120,6 +120,10 @@ def call_validated(
 class GuardedToolSpec(BaseToolSpec):
     """Base for toolrag tool specs. Subclasses list ``spec_functions`` like any BaseToolSpec."""
 
+    def describe_tool(self, name: str, description: str) -> str:
+        """The tool's description; a spec over user data appends what that data holds."""
+        return description
+
     def to_tool_list(
         self, spec_functions: Any = None, func_to_metadata_mapping: Any = None
     ) -> list[FunctionTool]:
@@ -141,7 +145,9 @@ class GuardedToolSpec(BaseToolSpec):
                 return call_validated(_name, _fn, _schema, kwargs)
 
             metadata = dataclasses.replace(
-                plain.metadata, description=description, fn_schema=schema
+                plain.metadata,
+                description=self.describe_tool(name, description),
+                fn_schema=schema,
             )
             tools.append(FunctionTool(fn=run, metadata=metadata))
         return tools

@@ -16,6 +16,11 @@ class ErrorCode(StrEnum):
     INDEX_MISSING = "INDEX_MISSING"
     NOT_FOUND = "NOT_FOUND"
     TIMEOUT = "TIMEOUT"
+    FORBIDDEN = "FORBIDDEN"  # refused by policy: a write, an off-host URL, a table not allowed
+    QUERY_ERROR = "QUERY_ERROR"  # the database rejected a (read-only) query: bad column, syntax
+    HTTP_ERROR = "HTTP_ERROR"  # the server answered with a 4xx/5xx status
+    NETWORK_ERROR = "NETWORK_ERROR"  # no answer: refused connection, DNS, reset
+    TOO_LARGE = "TOO_LARGE"  # an argument or body over the configured size
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 

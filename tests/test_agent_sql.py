@@ -1,0 +1,95 @@
+"""The SQL tools inside the toolbox: every sample SQL question's reference query runs through
+the guard and yields the expected answer, and the agent answers a database question with a
+run_sql call in its trace (the scripted LLM writes the SQL, reads the observation, answers)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+
+import pytest
+from llama_index.core.llms import ChatMessage
+
+from toolrag import Toolbox
+from toolrag.evaluation.questions import Question, answer_matches, load_questions
+from toolrag.tools.result import ToolResult
+
+from .conftest import DATA, react
+
+SQL_QUESTIONS = [
+    q
+    for name in ("examples", "test")
+    for q in load_questions(DATA / "questions" / f"{name}.jsonl")
+    if q.expected_sql
+]
+
+
+def test_there_are_sql_questions() -> None:
+    assert len(SQL_QUESTIONS) >= 10
+    assert all(q.expected_tools == ["run_sql"] and q.answer_keywords for q in SQL_QUESTIONS)
+
+
+@pytest.mark.parametrize("question", SQL_QUESTIONS, ids=[q.id for q in SQL_QUESTIONS])
+def test_reference_sql_gives_the_expected_answer(
+    toolbox_factory: Callable[..., Toolbox], question: Question
+) -> None:
+    tb = toolbox_factory([])
+    out = tb.tool("run_sql")(sql=question.expected_sql).raw_output
+    assert isinstance(out, ToolResult) and out.success, out
+    assert answer_matches(json.dumps(out.data["rows"]), question.answer_keywords), (
+        question.answer_keywords,
+        out.data["rows"],
+    )
+
+
+def _answer_from_observation(messages: Sequence[ChatMessage]) -> str:
+    """The model's last turn: read the number in the observation and state it."""
+    observation = next(m.content for m in reversed(messages) if "Observation:" in (m.content or ""))
+    payload = json.loads(re.search(r"\{.*\}", observation or "", re.S).group(0))  # type: ignore[union-attr]
+    value = payload["data"]["rows"][0][0]
+    return f"Thought: I can answer.\nAnswer: The total is ${value:,.2f}."
+
+
+def test_agent_answers_a_database_question(toolbox_factory: Callable[..., Toolbox]) -> None:
+    question = next(q for q in SQL_QUESTIONS if q.id == "sql-001")
+    tb = toolbox_factory(
+        [react("run_sql", {"sql": question.expected_sql}), _answer_from_observation]
+    )
+    answer = tb.ask(question.query)
+    assert "run_sql" in answer.tools_offered
+    assert answer.tools_called == ["run_sql"] and answer.trace[0].success
+    assert answer.trace[0].arguments["sql"] == question.expected_sql
+    assert answer_matches(answer.answer, question.answer_keywords), answer.answer
+    assert any("sqlite" in s.file for s in answer.sources)
+
+
+def test_agent_recovers_from_a_refused_write(toolbox_factory: Callable[..., Toolbox]) -> None:
+    tb = toolbox_factory(
+        [
+            react("run_sql", {"sql": "UPDATE invoices SET status = 'paid'"}),
+            react("run_sql", {"sql": "SELECT COUNT(*) FROM invoices WHERE status = 'disputed'"}),
+            "Thought: done.\nAnswer: I cannot change invoices; I only read them.",
+        ]
+    )
+    answer = tb.ask("Mark every invoice as paid, then count the disputed ones.")
+    assert [s.error_code for s in answer.trace] == ["FORBIDDEN", None]
+    assert "read-only" in answer.trace[0].observation
+
+
+def test_text_to_sql_tool_runs_through_the_guard(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    sql = "SELECT SUM(amount) FROM invoices WHERE status = 'disputed'"
+    tb = toolbox_factory([f"SQLQuery: {sql}\nSQLResult:", "The disputed invoices total $220,765."])
+    tool = next(t for t in tb.tools(include_qa=True) if t.metadata.name == "query_construction")
+    out = tool(question="What is the total of disputed invoices?").raw_output
+    assert isinstance(out, ToolResult) and out.success, out
+    assert out.data["sql"] == sql and out.data["rows"] == [[220765.0]]
+    assert "220,765" in out.data["answer"]
+    # the same guard refuses a write the model writes
+    tb = toolbox_factory(["SQLQuery: DELETE FROM invoices\nSQLResult:", "Done."])
+    tool = next(t for t in tb.tools(include_qa=True) if t.metadata.name == "query_construction")
+    refused = tool(question="Delete the invoices").raw_output
+    assert isinstance(refused, ToolResult) and not refused.success
+    assert "Only SELECT" in (refused.error_message or "")
