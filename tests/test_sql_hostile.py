@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from llama_index.core.tools import FunctionTool
-from sqlalchemy.exc import DBAPIError
 
 from toolrag.tools.result import ErrorCode, ToolResult
 from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
+from toolrag.tools.sqldb import QueryFailed
 
 from .conftest import REPO
 
@@ -159,7 +159,7 @@ def test_bad_limits(backend: dict[str, Any], limit: Any) -> None:
 )
 def test_connection_is_read_only_without_the_parser(backend: dict[str, Any], sql: str) -> None:
     """Layer 2 on its own: the same writes sent straight to the guarded connection fail."""
-    with pytest.raises(DBAPIError):
+    with pytest.raises(QueryFailed):
         backend["spec"].db.query(sql)
 
 

@@ -27,12 +27,12 @@ from llama_index.core.llms import LLM
 from llama_index.core.tools import FunctionTool, ToolMetadata
 from llama_index.core.utilities.sql_wrapper import SQLDatabase
 from pydantic import BaseModel, Field, ValidationError
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
 from toolrag.errors import ConfigError
 from toolrag.tools.base import GuardedToolSpec, call_validated
 from toolrag.tools.result import ErrorCode, Source, ToolResult
-from toolrag.tools.sqldb import QueryTimeout, ReadOnlyDatabase
+from toolrag.tools.sqldb import QueryFailed, QueryTimeout, ReadOnlyDatabase
 from toolrag.tools.sqlguard import SQLRejected, check_select
 
 DEFAULT_LIMIT = 50
@@ -174,11 +174,11 @@ class SQLToolSpec(GuardedToolSpec):
                 suggestion="Filter with WHERE, aggregate, and give recursive CTEs a stop "
                 "condition.",
             )
-        except DBAPIError as exc:
+        except QueryFailed as exc:
             return ToolResult.fail(
                 ErrorCode.QUERY_ERROR,
-                f"The database rejected the query: {_first_line(exc)}",
-                suggestion=self._suggest(_first_line(exc), checked.tables),
+                f"The database rejected the query: {exc}",
+                suggestion=self._suggest(str(exc), checked.tables),
             )
         except SQLAlchemyError as exc:
             return ToolResult.fail(

@@ -3,8 +3,8 @@
 - SQLite opens the file with ``mode=ro`` and, while a guarded query runs, installs an authorizer
   that allows only reads and function calls (no writes, no PRAGMA, no ATTACH) and a progress
   handler that interrupts the query at its deadline.
-- PostgreSQL runs each query in a ``READ ONLY`` transaction with ``SET LOCAL statement_timeout``
-  and always rolls back; rows stream through a server-side cursor.
+- PostgreSQL connections default every transaction to ``READ ONLY`` with a ``statement_timeout``
+  (session settings, no extra round trips), and the server stops after the row cap (LIMIT).
 - Every dialect stops reading after ``max_rows`` rows and says so with ``truncated``.
 
 Any other SQLAlchemy URL gets layers 1 and 3 plus a rolled-back transaction; give such a
@@ -43,6 +43,10 @@ _SYSTEM_TABLES = ("sqlite_", "_toolrag_")
 
 class QueryTimeout(Exception):
     """The query ran past its deadline and was stopped."""
+
+
+class QueryFailed(Exception):
+    """The database rejected the query (the driver's message, first line)."""
 
 
 @dataclass
@@ -87,6 +91,8 @@ class ReadOnlyDatabase:
         self.dialect = self.url.get_backend_name()
         self._lock = threading.Lock()
         self.engine = self._make_engine()
+        self._sqlite: sqlite3.Connection | None = None
+        self._deadline = 0.0
 
     # --- connections ----------------------------------------------------------------------------
     def _make_engine(self) -> Engine:
@@ -98,6 +104,7 @@ class ReadOnlyDatabase:
                     hint="Run `toolrag index` to build the sample database, or fix database_url.",
                 )
             uri = f"file:{path.resolve()}?mode=ro"
+            self._sqlite_uri = uri
 
             def connect() -> sqlite3.Connection:
                 return sqlite3.connect(uri, uri=True, check_same_thread=False)
@@ -106,7 +113,19 @@ class ReadOnlyDatabase:
             # opening a connection costs more than most queries
             return create_engine("sqlite://", creator=connect, poolclass=StaticPool)
         if self.dialect == "postgresql":
-            return create_engine(self.url, pool_pre_ping=True, pool_size=2)
+            # every statement runs in its own READ ONLY transaction with a statement timeout,
+            # set once per connection: no extra round trips per query
+            options = (
+                "-c default_transaction_read_only=on "
+                f"-c statement_timeout={int(self.timeout_s * 1000)}"
+            )
+            return create_engine(
+                self.url,
+                pool_pre_ping=True,
+                pool_size=2,
+                isolation_level="AUTOCOMMIT",
+                connect_args={"options": options},
+            )
         return create_engine(self.url, poolclass=NullPool)
 
     @property
@@ -157,12 +176,7 @@ class ReadOnlyDatabase:
                     raw.set_authorizer(None)
                     conn.rollback()
             elif self.dialect == "postgresql":
-                conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}")
-                try:
-                    yield conn
-                finally:
-                    conn.rollback()
+                yield conn  # read-only and time-limited by the connection's session defaults
             else:
                 try:
                     yield conn
@@ -172,27 +186,63 @@ class ReadOnlyDatabase:
     def query(self, sql: str, max_rows: int | None = None) -> Rows:
         """Run one checked SELECT read-only; at most ``max_rows`` rows come back.
 
-        Raises :class:`QueryTimeout` past the deadline, and the driver's error (wrapped by
-        SQLAlchemy) when the database rejects the query.
+        Raises :class:`QueryTimeout` past the deadline and :class:`QueryFailed` when the
+        database rejects the query.
         """
         cap = min(max_rows or self.max_rows, self.max_rows)
-        started = time.monotonic()
-        try:
-            with self._guarded() as conn:
-                result = conn.execution_options(stream_results=True).exec_driver_sql(sql)
-                columns = list(result.keys())
-                fetched = result.fetchmany(cap + 1)
-                result.close()
-        except OperationalError as exc:
-            if _is_timeout(exc, time.monotonic() - started, self.timeout_s):
-                raise QueryTimeout(f"The query ran past {self.timeout_s:g} s.") from exc
-            raise
-        except DBAPIError as exc:
-            if _is_timeout(exc, time.monotonic() - started, self.timeout_s):
-                raise QueryTimeout(f"The query ran past {self.timeout_s:g} s.") from exc
-            raise
+        if self.dialect == "sqlite":
+            columns, fetched = self._query_sqlite(sql, cap)
+        else:
+            columns, fetched = self._query_engine(sql, cap)
         rows = [[_jsonable(v) for v in row] for row in fetched[:cap]]
         return Rows(columns=columns, rows=rows, truncated=len(fetched) > cap)
+
+    def _interrupt(self) -> int:
+        return int(time.monotonic() > self._deadline)
+
+    def _query_sqlite(self, sql: str, cap: int) -> tuple[list[str], list[Any]]:
+        """The driver directly (no pool round trip): one read-only connection whose
+        authorizer and progress handler stay installed, serialised by a lock."""
+        with self._lock:
+            if self._sqlite is None:
+                conn = sqlite3.connect(self._sqlite_uri, uri=True, check_same_thread=False)
+                conn.set_authorizer(_sqlite_authorizer)
+                conn.set_progress_handler(self._interrupt, 1000)
+                self._sqlite = conn
+            self._deadline = time.monotonic() + self.timeout_s
+            try:
+                cursor = self._sqlite.execute(sql)
+                columns = [d[0] for d in cursor.description or []]
+                fetched = cursor.fetchmany(cap + 1)
+                cursor.close()
+            except sqlite3.OperationalError as exc:
+                if "interrupted" in str(exc):
+                    raise QueryTimeout(f"The query ran past {self.timeout_s:g} s.") from exc
+                raise QueryFailed(_first_line(exc)) from exc
+            except sqlite3.Error as exc:
+                raise QueryFailed(_first_line(exc)) from exc
+            finally:
+                if self._sqlite.in_transaction:
+                    self._sqlite.rollback()
+        return columns, fetched
+
+    def _query_engine(self, sql: str, cap: int) -> tuple[list[str], list[Any]]:
+        started = time.monotonic()
+        stream = True
+        if self.dialect == "postgresql":  # the server stops after cap + 1 rows
+            sql = f"SELECT * FROM (\n{sql}\n) AS _toolrag_q LIMIT {cap + 1}"
+            stream = False  # a server-side cursor needs a transaction block; LIMIT suffices
+        try:
+            with self._guarded() as conn:
+                result = conn.execution_options(stream_results=stream).exec_driver_sql(sql)
+                columns = list(result.keys())
+                fetched = list(result.fetchmany(cap + 1))
+                result.close()
+        except (OperationalError, DBAPIError) as exc:
+            if _is_timeout(exc, time.monotonic() - started, self.timeout_s):
+                raise QueryTimeout(f"The query ran past {self.timeout_s:g} s.") from exc
+            raise QueryFailed(_first_line(exc.orig or exc)) from exc
+        return columns, fetched
 
     def raw_query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Unguarded read for trusted, internal SQL (sample rows for describe_table)."""
@@ -200,6 +250,9 @@ class ReadOnlyDatabase:
             return [tuple(r) for r in conn.exec_driver_sql(sql, tuple(params)).fetchall()]
 
     def dispose(self) -> None:
+        if self._sqlite is not None:
+            self._sqlite.close()
+            self._sqlite = None
         self.engine.dispose()
 
 
@@ -213,3 +266,8 @@ def _is_timeout(exc: DBAPIError, elapsed: float, limit: float) -> bool:
     if "interrupted" in text or "statement timeout" in text or "canceling statement" in text:
         return True
     return elapsed >= limit and "cancel" in text
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
