@@ -10,7 +10,16 @@ from toolrag.evaluation.questions import answer_matches, load_questions, normali
 
 from .conftest import DATA
 
-KNOWN_TOOLS = {"search_documents", "search_blueprints", "get_project_schedule", "run_sql"}
+KNOWN_TOOLS = {
+    "search_documents",
+    "search_blueprints",
+    "get_project_schedule",
+    "run_sql",
+    "get_site_status",
+    "list_inspections",
+    "list_weather_delays",
+    "get_rfi_status",
+}
 
 
 def test_question_sets_are_large_enough_and_well_formed() -> None:

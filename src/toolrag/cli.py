@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -217,12 +219,44 @@ def ask(
 
 
 # --- demo: the README's main job ---------------------------------------------------------------
+@contextlib.contextmanager
+def _field_api(data_dir: Path) -> Iterator[None]:
+    """The sample field API in the background (a free port), for the REST tools."""
+    from toolrag.sample_api import running_server
+
+    previous = os.environ.get("TOOLRAG_FIELD_API_URL")
+    with running_server(data_dir) as url:
+        err.print(f"[dim]field API running at {url}[/dim]")
+        os.environ["TOOLRAG_FIELD_API_URL"] = url
+        try:
+            yield
+        finally:
+            if previous is None:
+                os.environ.pop("TOOLRAG_FIELD_API_URL", None)
+            else:
+                os.environ["TOOLRAG_FIELD_API_URL"] = previous
+
+
+@app.command("serve-api")
+def serve_api(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8765,
+    data_dir: DataDir = None,
+) -> None:
+    """Run the sample field REST API (site status, inspections, weather delays, RFIs) on
+    127.0.0.1 until Ctrl-C. Its OpenAPI document is toolspecs/construction_api.openapi.json."""
+    from toolrag.sample_api import serve
+
+    settings = _settings(data_dir, None)
+    err.print(f"field API on http://127.0.0.1:{port} (docs at /docs); Ctrl-C stops it")
+    serve(settings.data_dir, host="127.0.0.1", port=port)
+
+
 @app.command()
 def demo(
     questions: Annotated[Path, typer.Option(help="Question set (JSONL).")] = Path(
         "data/questions/test.jsonl"
     ),
-    limit: Annotated[int, typer.Option(help="How many questions to answer.")] = 6,
+    limit: Annotated[int, typer.Option(help="How many questions to answer.")] = 8,
     report: Annotated[Path | None, typer.Option(help="Write the answers as JSON here.")] = Path(
         "runs/demo.json"
     ),
@@ -238,6 +272,8 @@ def demo(
         toolbox = Toolbox(_settings(data_dir, index_dir))
         err.print("[bold]1/2 indexing[/bold]")
         index(data_dir=toolbox.settings.data_dir, index_dir=toolbox.settings.index_dir)
+        stack = contextlib.ExitStack()
+        stack.enter_context(_field_api(toolbox.settings.data_dir))
         names = {t.metadata.get_name() for t in toolbox.tools()}
         chosen = pick_questions(load_questions(questions), names, limit)
         err.print(
@@ -269,6 +305,9 @@ def demo(
     except ToolragError as exc:
         _fail(exc)
         return
+    finally:
+        if "stack" in locals():
+            stack.close()
     matched_n = sum(r["matched"] for r in results)
     tools_n = sum(r["tool_ok"] for r in results)
     out.print(

@@ -10,8 +10,8 @@ from toolrag.evaluation.questions import Question
 def pick_questions(
     questions: Iterable[Question], available_tools: set[str], limit: int
 ) -> list[Question]:
-    """Round-robin over the expected tools, in file order, of the questions the available tools
-    can answer; a blueprint question with a date range and a schedule question come first."""
+    """Questions the available tools can answer: a blueprint question with a date range and a
+    schedule question first, then one question per remaining tool, then round-robin."""
     eligible = [
         q
         for q in questions
@@ -29,6 +29,11 @@ def pick_questions(
     for first in (date_range, schedule):
         if first is not None and first not in chosen:
             chosen.append(first)
+    covered = {t for q in chosen for t in q.expected_tools}
+    for tool, queue in sorted(by_tool.items()):  # one question per tool first
+        if tool not in covered and len(chosen) < limit:
+            chosen.append(queue[0])
+            covered.add(tool)
     queues = [list(v) for _, v in sorted(by_tool.items())]
     while len(chosen) < limit and any(queues):
         for queue in queues:

@@ -35,6 +35,7 @@ from toolrag.settings import Settings
 from toolrag.tool_retriever import make_tool_retriever
 from toolrag.toolindex import ToolIndex
 from toolrag.tools.content import ContentToolSpec
+from toolrag.tools.rest import OpenAPIToolSpec, load_rest_configs
 from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
 
 T = TypeVar("T")
@@ -164,16 +165,31 @@ class Toolbox:
             return None
         return SQLToolSpec.from_url(url, config)
 
+    @cached_property
+    def rest_specs(self) -> list[OpenAPIToolSpec]:
+        """One OpenAPIToolSpec per entry of ``toolspecs/rest.yaml`` (none without the file)."""
+        path = self.settings.toolspecs_dir / "rest.yaml"
+        if not path.is_file():
+            return []
+        return [
+            OpenAPIToolSpec.from_config(config, self.settings.toolspecs_dir)
+            for config in load_rest_configs(path)
+        ]
+
     def _spec_tools(self) -> list[FunctionTool]:
         tools = list(self.content_spec.to_tool_list())
         if self.sql_spec is not None:
-            tools += self.sql_spec.to_tool_list()
+            exposed = set(self.sql_spec.config.expose)
+            tools += [t for t in self.sql_spec.to_tool_list() if t.metadata.name in exposed]
+        for spec in self.rest_specs:
+            tools += spec.to_tool_list()
         return tools
 
     def tools(self, include_qa: bool = False) -> list[BaseTool]:
         """The agent's tools: the content search tools, the SQL tools when a database is
-        configured, and optionally the answer-synthesis tools (one QueryEngineTool per content
-        type, ``ask_documents`` …, and the text-to-SQL ``query_<name>`` tool)."""
+        configured, the REST tools of ``toolspecs/rest.yaml``, and optionally the
+        answer-synthesis tools (one QueryEngineTool per content type, ``ask_documents`` …,
+        and the text-to-SQL ``query_<name>`` tool)."""
         tools: list[BaseTool] = list(self._spec_tools())
         if include_qa:
             tools += [

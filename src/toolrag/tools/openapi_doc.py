@@ -91,10 +91,10 @@ def _resolve(doc: dict[str, Any], node: Any, depth: int = 0) -> Any:
             target: Any = doc
             for part in ref[2:].split("/"):
                 target = target.get(part.replace("~1", "/").replace("~0", "~"), {})
-            return _resolve(doc, target, depth + 1)
-        return {k: _resolve(doc, v, depth + 1) for k, v in node.items() if k != "$ref"}
+            return _resolve(doc, target, depth + 1)  # depth counts $ref hops only
+        return {k: _resolve(doc, v, depth) for k, v in node.items() if k != "$ref"}
     if isinstance(node, list):
-        return [_resolve(doc, v, depth + 1) for v in node]
+        return [_resolve(doc, v, depth) for v in node]
     return node
 
 

@@ -362,7 +362,10 @@ class _Arg(BaseModel):
     location: str
 
 
-def _args_model(op: Operation) -> tuple[type[BaseModel], list[_Arg]]:
+def _args_model(
+    op: Operation, owned_headers: set[str] | None = None
+) -> tuple[type[BaseModel], list[_Arg]]:
+    owned_headers = {"idempotency-key", *(owned_headers or set())}
     fields: dict[str, Any] = {}
     args: list[_Arg] = []
 
@@ -379,6 +382,8 @@ def _args_model(op: Operation) -> tuple[type[BaseModel], list[_Arg]]:
         args.append(_Arg(field=field, name=name, location=location))
 
     for p in op.params:
+        if p.location == "header" and p.name.lower() in owned_headers:
+            continue  # the guard sets these (credentials, idempotency keys), not the model
         add(p.name, p.location, p.json_schema, p.required, p.description)
     body = op.body_schema
     if body is not None:
@@ -441,7 +446,8 @@ class OpenAPIToolSpec(BaseToolSpec):
         return tools
 
     def _tool(self, op: Operation, effect: SideEffect) -> FunctionTool:
-        model, args = _args_model(op)
+        owned = {self.config.auth.header.lower()} if self.config.auth else set()
+        model, args = _args_model(op, owned)
         guard = self.guard
 
         def call(**kwargs: Any) -> ToolResult:

@@ -47,6 +47,10 @@ class SQLSpecConfig(BaseModel):
     allow_tables: list[str] | None = Field(
         None, description="Tables the tools may read (least privilege); None: every table."
     )
+    expose: list[str] = Field(
+        default_factory=lambda: ["list_tables", "describe_table", "run_sql"],
+        description="The spec's tools the toolbox gives the agent (all three by default).",
+    )
     max_rows: int = Field(200, ge=1, le=10_000)
     timeout_s: float = Field(5.0, gt=0, le=300)
 
@@ -75,6 +79,7 @@ class SQLToolSpec(GuardedToolSpec):
     def __init__(self, db: ReadOnlyDatabase, config: SQLSpecConfig | None = None) -> None:
         self.db = db
         self.config = config or SQLSpecConfig()
+        self._schema_text: str | None = None
         existing = db.table_names()
         self.known_tables = existing
         if self.config.allow_tables is None:
@@ -97,16 +102,56 @@ class SQLToolSpec(GuardedToolSpec):
 
     def describe_tool(self, name: str, description: str) -> str:
         what = self.config.description.strip() or f"The {self.config.name} database."
+        if name == "run_sql":  # the schema in the prompt, as text-to-SQL needs
+            return f"{description} Database {self.config.name!r}: {what} Schema: " + (
+                self.schema_summary()
+            )
         return f"{description} Database {self.config.name!r}: {what} Tables: " + ", ".join(
             self.tables
         )
+
+    def schema_summary(self, max_values: int = 6) -> str:
+        """``table(col, col, status in 'a'|'b')`` per table: columns, and the exact values of
+        low-cardinality text columns (they are case-sensitive in SQL filters)."""
+        if self._schema_text is None:
+            parts = []
+            for table in self.tables:
+                cols = []
+                for c in self.db.describe(table)["columns"]:
+                    values = self._few_values(table, c["name"], c["type"], max_values)
+                    cols.append(
+                        f"{c['name']} in " + "|".join(f"'{v}'" for v in values)
+                        if values
+                        else c["name"]
+                    )
+                parts.append(f"{table}({', '.join(cols)})")
+            self._schema_text = "; ".join(parts)
+        return self._schema_text
+
+    def _few_values(self, table: str, column: str, type_: str, limit: int) -> list[str]:
+        if not any(t in type_.upper() for t in ("TEXT", "CHAR", "STRING", "ENUM")):
+            return []
+        q = self.db.engine.dialect.identifier_preparer.quote
+        rows = self.db.raw_query(
+            f"SELECT DISTINCT {q(column)} FROM {q(table)} WHERE {q(column)} IS NOT NULL "
+            f"LIMIT {limit + 1}"
+        )
+        values = [str(r[0]) for r in rows]
+        total = self.db.raw_query(f"SELECT COUNT(*) FROM {q(table)}")[0][0]
+        if (
+            len(values) > limit
+            or total < 3 * len(values)  # a category repeats: each value on 3+ rows on average
+            or any(len(v) > 30 or _DATE_RE.match(v) for v in values)
+        ):
+            return []
+        return sorted(values)
 
     # --- tools ----------------------------------------------------------------------------------
     def list_tables(self) -> ToolResult:
         """List the tables of the SQL database, with their columns.
 
-        Use it first when you do not know the table or column names. Returns each table with its
-        column names. It does not return rows: use run_sql for data.
+        Use it only when run_sql failed on a table name. Returns each table with its column
+        names. It does not return data and does not answer questions: run_sql does.
         """
         data = []
         for table in self.tables:
@@ -118,8 +163,8 @@ class SQLToolSpec(GuardedToolSpec):
         """Describe one table of the SQL database: its columns with types, its primary and
         foreign keys, and three sample rows.
 
-        Use it before writing SQL over a table whose columns or value formats you do not know.
-        It does not run queries: use run_sql for that.
+        Use it only when run_sql failed on a column name or a value format. Its three sample
+        rows are not the data: it does not count, sum or answer questions; run_sql does.
 
         Args:
             table: The table name, as list_tables returns it.
@@ -137,7 +182,7 @@ class SQLToolSpec(GuardedToolSpec):
         return ToolResult.ok(info)
 
     def run_sql(self, sql: str, limit: int = DEFAULT_LIMIT) -> ToolResult:
-        """Run one read-only SQL SELECT query on the SQL database and return the rows.
+        """Answer a question from the SQL database with one read-only SQL SELECT query.
 
         Use it for exact figures held in tables: totals, counts, amounts, dates and lists.
         Write one SELECT (WITH, JOIN, GROUP BY and UNION are fine) over the tables listed below.
@@ -186,14 +231,20 @@ class SQLToolSpec(GuardedToolSpec):
                 f"The query failed: {_first_line(exc)}",
                 suggestion="Check the SQL against describe_table.",
             )
+        suggestion = None
+        if rows.truncated:
+            suggestion = "More rows exist: aggregate or filter, or raise limit."
+        elif not rows.rows or all(v is None for r in rows.rows for v in r):
+            suggestion = (
+                "Nothing matched. Filter values are exact and case-sensitive: check them "
+                "in the schema or with describe_table, then query again."
+            )
         result = ToolResult.ok(
             {"columns": rows.columns, "rows": rows.rows, "row_count": len(rows.rows)},
             sources=[
                 Source(file=self.db.display_url, locator=", ".join(checked.tables) or "query")
             ],
-            suggestion="More rows exist: aggregate or filter, or raise limit."
-            if rows.truncated
-            else None,
+            suggestion=suggestion,
         )
         result.truncated = rows.truncated
         return result
@@ -309,6 +360,7 @@ def _plain(value: Any) -> Any:
 
 
 _NAME_RE = re.compile(r"[^a-z0-9_]+")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
 def spec_name(text: str) -> str:

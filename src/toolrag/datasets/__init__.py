@@ -1,0 +1,1 @@
+"""Public data sets converted for toolrag's tests and benchmarks (nothing written here)."""

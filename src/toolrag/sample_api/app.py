@@ -1,0 +1,338 @@
+"""The field API: site status, inspections, weather delays and RFI status of the sample projects.
+
+Facts come from ``data/domain.yaml`` (projects, RFIs) and ``data/api/site.yaml`` (field data),
+so the API agrees with the database and the documents. Its OpenAPI document, exported to
+``toolspecs/construction_api.openapi.json``, is what the agent's REST tools are built from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from fastapi import FastAPI, Header, HTTPException, Query
+from fastapi import Path as PathParam
+from pydantic import BaseModel, ConfigDict, Field
+
+Result = Literal["passed", "failed", "partial"]
+RfiStatus = Literal["open", "answered", "closed"]
+
+
+class ProjectSummary(BaseModel):
+    code: str = Field(description="Project code, e.g. GRB-107.")
+    name: str = Field(description="Project name.")
+    status: str = Field(description="preconstruction, active, closeout or complete.")
+
+
+class SiteRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project: str
+    phase: str
+    crew_count: int
+    safety_incidents_ytd: int
+    last_updated: dt.date
+
+
+class SiteStatus(BaseModel):
+    project: str = Field(description="Project code.")
+    name: str = Field(description="Project name.")
+    phase: str = Field(description="The work going on at the site.")
+    crew_count: int = Field(description="Workers on site on the last update (0: no site work).")
+    superintendent: str = Field(description="Granite Ridge superintendent of the project.")
+    safety_incidents_ytd: int = Field(description="Recordable safety incidents this year.")
+    last_updated: dt.date = Field(description="Date of the status.")
+
+
+class Inspection(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a typo in site.yaml fails loudly
+    id: str = Field(description="Inspection id, e.g. INSP-101-02.")
+    project: str = Field(description="Project code.")
+    date: dt.date = Field(description="Inspection date.")
+    type: str = Field(description="What was inspected.")
+    inspector: str = Field(description="The authority that inspected.")
+    result: Result = Field(description="passed, failed or partial.")
+    notes: str = Field(description="The inspector's findings.")
+
+
+class WeatherDelay(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    project: str = Field(description="Project code.")
+    date: dt.date = Field(description="First day lost.")
+    days_lost: int = Field(description="Working days lost.")
+    cause: str = Field(description="The weather that stopped work.")
+
+
+class WeatherDelays(BaseModel):
+    records: list[WeatherDelay] = Field(description="The matching weather delay records.")
+    total_days_lost: int = Field(description="Sum of days_lost over the records.")
+
+
+class Rfi(BaseModel):
+    number: str = Field(description="RFI number, e.g. RFI-101-015.")
+    project: str = Field(description="Project code.")
+    subject: str = Field(description="What the RFI asks about.")
+    status: RfiStatus = Field(description="open, answered or closed.")
+    asked_date: dt.date = Field(description="Date the RFI was sent.")
+    answer_date: dt.date | None = Field(description="Date it was answered (null while open).")
+    days_open: int = Field(
+        description="Days from asked to answered, or to the data date (2025-12-15) while open."
+    )
+
+
+class NoteIn(BaseModel):
+    note: str = Field(min_length=1, max_length=2000, description="The note text.")
+    author: str = Field(min_length=1, max_length=100, description="Who writes the note.")
+
+
+class Note(NoteIn):
+    id: int = Field(description="Note id.")
+    inspection_id: str = Field(description="The inspection the note belongs to.")
+
+
+class Health(BaseModel):
+    status: str
+
+
+def _load(data_dir: Path) -> dict[str, Any]:
+    domain = yaml.safe_load((data_dir / "domain.yaml").read_text(encoding="utf-8"))
+    site = yaml.safe_load((data_dir / "api" / "site.yaml").read_text(encoding="utf-8"))
+    return {"domain": domain, "site": site}
+
+
+def create_app(data_dir: Path) -> FastAPI:
+    """The FastAPI app over ``data_dir`` (domain.yaml + api/site.yaml); binds nothing."""
+    facts = _load(data_dir)
+    domain, site = facts["domain"], facts["site"]
+    as_of: dt.date = site["as_of"]
+    projects = {p["code"]: p for p in domain["projects"]}
+    inspections = [Inspection(**i) for i in site["inspections"]]
+    delays = [WeatherDelay(**d) for d in site["weather_delays"]]
+    status_by_code = {
+        r.project: r.model_dump() for r in (SiteRecord(**s) for s in site["site_status"])
+    }
+    notes: list[Note] = []
+    replies: dict[str, Note] = {}
+    lock = threading.Lock()
+
+    app = FastAPI(
+        title="Granite Ridge Builders field API",
+        version="1.0.0",
+        description=(
+            "Field data of Granite Ridge Builders' projects as of 2025-12-15: daily site "
+            "status, building inspections, weather delays and RFI status. Read-only except "
+            "for inspection notes."
+        ),
+        servers=[{"url": "http://127.0.0.1:8765"}],
+    )
+
+    def project_or_404(code: str) -> dict[str, Any]:
+        project = projects.get(code.strip().upper())
+        if project is None:
+            known = ", ".join(projects)
+            raise HTTPException(404, f"Unknown project {code!r}. Known codes: {known}")
+        return project
+
+    def rfi(r: dict[str, Any]) -> Rfi:
+        end = r.get("answer_date") or as_of
+        return Rfi(
+            number=r["number"],
+            project=r["project"],
+            subject=r["subject"],
+            status=r["status"],
+            asked_date=r["date"],
+            answer_date=r.get("answer_date"),
+            days_open=max(0, (end - r["date"]).days),
+        )
+
+    @app.get(
+        "/projects",
+        operation_id="list_projects",
+        summary="List the projects with their code, name and status.",
+        description=(
+            "Returns every project's code, name and status. Use it to find a project's code "
+            "before calling the other endpoints. It does not return field data."
+        ),
+    )
+    def list_projects(
+        status: Annotated[
+            str | None, Query(description="Only projects with this status, e.g. active.")
+        ] = None,
+    ) -> list[ProjectSummary]:
+        return [
+            ProjectSummary(code=p["code"], name=p["name"], status=p["status"])
+            for p in projects.values()
+            if status is None or p["status"] == status
+        ]
+
+    @app.get(
+        "/projects/{code}/site-status",
+        operation_id="get_site_status",
+        summary="Get the current site status of one project.",
+        description=(
+            "Returns the project's current phase, crew count on site, superintendent and "
+            "safety incidents this year. Use it for questions about what is happening on site "
+            "now and how many workers are there. It does not return costs or schedules."
+        ),
+    )
+    def get_site_status(
+        code: Annotated[str, PathParam(description="Project code, e.g. GRB-107.")],
+    ) -> SiteStatus:
+        project = project_or_404(code)
+        s = status_by_code[project["code"]]
+        return SiteStatus(
+            project=project["code"],
+            name=project["name"],
+            phase=s["phase"],
+            crew_count=s["crew_count"],
+            superintendent=project["superintendent"],
+            safety_incidents_ytd=s["safety_incidents_ytd"],
+            last_updated=s["last_updated"],
+        )
+
+    @app.get(
+        "/inspections",
+        operation_id="list_inspections",
+        summary="List building inspections, filtered by project, result and date range.",
+        description=(
+            "Returns inspections with date, type, inspecting authority, result (passed, "
+            "failed, partial) and notes. Use it for questions about inspections, failed "
+            "inspections and re-inspections. It does not return RFIs or weather delays."
+        ),
+    )
+    def list_inspections(
+        project: Annotated[str | None, Query(description="Project code, e.g. GRB-101.")] = None,
+        result: Annotated[Result | None, Query(description="passed, failed or partial.")] = None,
+        since: Annotated[
+            dt.date | None, Query(description="Earliest inspection date, YYYY-MM-DD.")
+        ] = None,
+        until: Annotated[
+            dt.date | None, Query(description="Latest inspection date, YYYY-MM-DD.")
+        ] = None,
+    ) -> list[Inspection]:
+        code = project_or_404(project)["code"] if project else None
+        return [
+            i
+            for i in inspections
+            if (code is None or i.project == code)
+            and (result is None or i.result == result)
+            and (since is None or i.date >= since)
+            and (until is None or i.date <= until)
+        ]
+
+    @app.get(
+        "/inspections/{inspection_id}",
+        operation_id="get_inspection",
+        summary="Get one inspection by its id.",
+        description=(
+            "Returns one inspection with its result and notes. Use it when you know the "
+            "inspection id. It does not list inspections."
+        ),
+    )
+    def get_inspection(
+        inspection_id: Annotated[str, PathParam(description="Inspection id, e.g. INSP-101-02.")],
+    ) -> Inspection:
+        for i in inspections:
+            if i.id == inspection_id.strip().upper():
+                return i
+        raise HTTPException(404, f"Unknown inspection {inspection_id!r}.")
+
+    @app.get(
+        "/weather-delays",
+        operation_id="list_weather_delays",
+        summary="List weather delays and the total working days lost.",
+        description=(
+            "Returns weather delay records (date, days lost, cause) and their total days "
+            "lost, filtered by project and date range. Use it for questions about days lost "
+            "to weather. It does not return schedule milestones."
+        ),
+    )
+    def list_weather_delays(
+        project: Annotated[str | None, Query(description="Project code, e.g. GRB-103.")] = None,
+        since: Annotated[dt.date | None, Query(description="Earliest date, YYYY-MM-DD.")] = None,
+        until: Annotated[dt.date | None, Query(description="Latest date, YYYY-MM-DD.")] = None,
+    ) -> WeatherDelays:
+        code = project_or_404(project)["code"] if project else None
+        records = [
+            d
+            for d in delays
+            if (code is None or d.project == code)
+            and (since is None or d.date >= since)
+            and (until is None or d.date <= until)
+        ]
+        return WeatherDelays(records=records, total_days_lost=sum(d.days_lost for d in records))
+
+    @app.get(
+        "/rfis",
+        operation_id="list_rfis",
+        summary="List RFIs with their status and days open.",
+        description=(
+            "Returns requests for information with subject, status, asked and answer dates "
+            "and days open. Use it for questions about open or answered RFIs. It does not "
+            "return the RFI's answer text (search the documents for that)."
+        ),
+    )
+    def list_rfis(
+        project: Annotated[str | None, Query(description="Project code, e.g. GRB-101.")] = None,
+        status: Annotated[RfiStatus | None, Query(description="open, answered or closed.")] = None,
+    ) -> list[Rfi]:
+        code = project_or_404(project)["code"] if project else None
+        return [
+            rfi(r)
+            for r in domain["rfis"]
+            if (code is None or r["project"] == code) and (status is None or r["status"] == status)
+        ]
+
+    @app.get(
+        "/rfis/{rfi_number}",
+        operation_id="get_rfi_status",
+        summary="Get the status of one RFI by its number.",
+        description=(
+            "Returns one RFI's status, dates and days open. Use it when you know the RFI "
+            "number. It does not return the answer text."
+        ),
+    )
+    def get_rfi_status(
+        rfi_number: Annotated[str, PathParam(description="RFI number, e.g. RFI-101-015.")],
+    ) -> Rfi:
+        for r in domain["rfis"]:
+            if r["number"] == rfi_number.strip().upper():
+                return rfi(r)
+        raise HTTPException(404, f"Unknown RFI {rfi_number!r}.")
+
+    @app.post(
+        "/inspections/{inspection_id}/notes",
+        operation_id="add_inspection_note",
+        summary="Add a note to an inspection.",
+        description=(
+            "Stores a note on one inspection and returns it with its id. Use it only when the "
+            "user asks to record a note. Repeating a request with the same Idempotency-Key "
+            "returns the first note instead of adding another. It does not change the "
+            "inspection's result."
+        ),
+    )
+    def add_inspection_note(
+        inspection_id: Annotated[str, PathParam(description="Inspection id, e.g. INSP-101-02.")],
+        body: NoteIn,
+        idempotency_key: Annotated[
+            str | None, Header(description="Repeat-safe key for this write.")
+        ] = None,
+    ) -> Note:
+        inspection = get_inspection(inspection_id)
+        with lock:
+            if idempotency_key and idempotency_key in replies:
+                return replies[idempotency_key]
+            note = Note(id=len(notes) + 1, inspection_id=inspection.id, **body.model_dump())
+            notes.append(note)
+            if idempotency_key:
+                replies[idempotency_key] = note
+        return note
+
+    @app.get("/health", operation_id="get_health", summary="Health check.")
+    def get_health() -> Health:
+        return Health(status="ok")
+
+    return app

@@ -1,0 +1,100 @@
+"""The REST tools inside the toolbox, against the sample field API on 127.0.0.1: the agent's
+trace shows the HTTP call, the answer comes from the response, and a repeated write is
+applied once."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+
+import pytest
+from llama_index.core.llms import ChatMessage
+
+from toolrag import Toolbox
+from toolrag.evaluation.questions import Question, answer_matches, load_questions
+from toolrag.sample_api import running_server
+
+from .conftest import DATA, final, react
+
+
+@pytest.fixture(scope="module")
+def field_api() -> Iterator[str]:
+    with running_server(DATA) as url:
+        yield url
+
+
+@pytest.fixture
+def rest_toolbox(
+    field_api: str, monkeypatch: pytest.MonkeyPatch, toolbox_factory: Callable[..., Toolbox]
+) -> Callable[[list[object]], Toolbox]:
+    monkeypatch.setenv("TOOLRAG_FIELD_API_URL", field_api)
+    return toolbox_factory
+
+
+def _total_days(messages: Sequence[ChatMessage]) -> str:
+    observation = next(m.content for m in reversed(messages) if "Observation:" in (m.content or ""))
+    payload = json.loads(re.search(r"\{.*\}", observation or "", re.S).group(0))  # type: ignore[union-attr]
+    days = payload["data"]["body"]["total_days_lost"]
+    return f"Thought: I can answer.\nAnswer: The project lost {days} working days to weather."
+
+
+def test_agent_answers_from_the_field_api(rest_toolbox: Callable[..., Toolbox]) -> None:
+    tb = rest_toolbox([react("list_weather_delays", {"project": "GRB-107"}), _total_days])
+    answer = tb.ask("How many working days has the Summit Ridge Hotel lost to weather?")
+    assert "list_weather_delays" in answer.tools_offered
+    step = answer.trace[0]
+    assert step.tool == "list_weather_delays" and step.success
+    assert answer.answer == "The project lost 6 working days to weather."
+    assert any(s.locator == "GET /weather-delays" for s in answer.sources)
+
+
+def test_agent_write_is_applied_once(rest_toolbox: Callable[..., Toolbox]) -> None:
+    args = {
+        "inspection_id": "INSP-109-02",
+        "note": "Drain hangers added.",
+        "author": "Elena Morales",
+    }
+    tb = rest_toolbox(
+        [react("add_inspection_note", args), react("add_inspection_note", args), final("Noted.")]
+    )
+    answer = tb.ask("Add a note to inspection INSP-109-02 that the drain hangers were added.")
+    first, second = (json.loads(s.observation)["data"]["body"] for s in answer.trace)
+    assert first == second  # same Idempotency-Key: one note, replayed
+
+
+def test_agent_recovers_from_an_unknown_project(rest_toolbox: Callable[..., Toolbox]) -> None:
+    tb = rest_toolbox(
+        [
+            react("get_site_status", {"code": "Harbor Point"}),
+            react("get_site_status", {"code": "GRB-103"}),
+            final("61 workers are on site."),
+        ]
+    )
+    answer = tb.ask("How many workers are on site at Harbor Point Apartments?")
+    assert [s.error_code for s in answer.trace] == ["NOT_FOUND", None]
+    assert "Known codes" in answer.trace[0].observation
+    assert json.loads(answer.trace[1].observation)["data"]["body"]["crew_count"] == 61
+
+
+API_QUESTIONS = [
+    q
+    for name in ("examples", "test")
+    for q in load_questions(DATA / "questions" / f"{name}.jsonl")
+    if q.id.startswith("api-")
+]
+
+
+@pytest.mark.parametrize("question", API_QUESTIONS, ids=[q.id for q in API_QUESTIONS])
+def test_field_api_questions_are_answerable(
+    rest_toolbox: Callable[..., Toolbox], question: Question
+) -> None:
+    """The expected tool with the expected arguments returns the expected answer."""
+    tool = rest_toolbox([]).tool(question.expected_tools[0])
+    out = tool(**question.expected_args).raw_output
+    assert out.success, out
+    body = json.dumps(out.data["body"])
+    if question.id in ("api-004", "api-103"):
+        assert out.data["body"]["total_days_lost"] == 6
+    else:
+        assert answer_matches(body, question.answer_keywords), body[:300]
