@@ -84,11 +84,11 @@ def test_trace_shows_the_tools_retrieved_for_each_step(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:
     tb = toolbox_factory(
-        [react("get_project_schedule", {"project": "GRB-104"}), final("Done: 2025-12-12.")]
+        [react("get_project_schedule", {"project": "GRB-107"}), final("Done: 2027-01-29.")]
     )
     tb.settings.tool_top_k = 1
-    answer = tb.ask("When did Fire Station 7 reach substantial completion?")
-    assert answer.tools_offered == ["get_project_schedule"]  # Tool RAG picked one of three
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert answer.tools_offered == ["get_project_schedule"]  # Tool RAG picked one of many
     assert answer.trace[0].tools_offered == ["get_project_schedule"]
     # The prompt the model saw listed only the retrieved tool.
     first_prompt = "\n".join(m.content or "" for m in tb.llm.prompts[0])  # type: ignore[attr-defined]

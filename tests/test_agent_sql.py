@@ -15,7 +15,7 @@ from toolrag import Toolbox
 from toolrag.evaluation.questions import Question, answer_matches, load_questions
 from toolrag.tools.result import ToolResult
 
-from .conftest import DATA, react
+from .conftest import DATA, final, react
 
 SQL_QUESTIONS = [
     q
@@ -93,3 +93,30 @@ def test_text_to_sql_tool_runs_through_the_guard(
     refused = tool(question="Delete the invoices").raw_output
     assert isinstance(refused, ToolResult) and not refused.success
     assert "Only SELECT" in (refused.error_message or "")
+
+
+def test_relayed_error_gets_one_repair_turn(toolbox_factory: Callable[..., Toolbox]) -> None:
+    tb = toolbox_factory(
+        [
+            react("run_sql", {"sql": "SELECT COUNT(*) FROM projectz"}),
+            "Thought: I can answer.\nAnswer: The table 'projectz' is not in this database.",
+            react("run_sql", {"sql": "SELECT COUNT(*) FROM projects"}),
+            final("There are 12 projects."),
+        ]
+    )
+    answer = tb.ask("How many projects are there?")
+    assert answer.repairs == 1
+    assert [s.error_code for s in answer.trace] == ["NOT_FOUND", None]
+    assert answer.answer == "There are 12 projects."
+    # the repair turn showed the model what went wrong and the question again
+    prompt = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
+    assert "Your answer only repeated what the tool said" in prompt
+    assert "How many projects are there?" in prompt
+
+
+def test_a_real_answer_is_not_repaired(toolbox_factory: Callable[..., Toolbox]) -> None:
+    tb = toolbox_factory(
+        [react("run_sql", {"sql": "SELECT COUNT(*) FROM projectz"}), final("I could not count.")]
+    )
+    answer = tb.ask("How many projects are there?")
+    assert answer.repairs == 0 and answer.answer == "I could not count."

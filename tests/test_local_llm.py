@@ -55,3 +55,47 @@ def test_local_model_calls_the_expected_tool(
     assert answer.trace[0].tool == tool, answer.trace
     assert check_args(answer.trace[0].arguments), answer.trace[0].arguments  # type: ignore[operator]
     assert answer.trace[0].success and answer.sources and answer.answer
+
+
+CHINOOK_LOCAL = ["chinook-01", "chinook-03", "chinook-04"]
+
+
+@pytest.fixture(scope="module")
+def chinook_toolbox(sample_index_dir: object, tmp_path_factory: pytest.TempPathFactory) -> Toolbox:
+    """The local model over Chinook (a database nobody here wrote), run_sql only."""
+    from toolrag.datasets.chinook import build_chinook_sqlite
+
+    from .conftest import DATA
+
+    work = tmp_path_factory.mktemp("chinook-local")
+    db = build_chinook_sqlite(work / "chinook.sqlite")
+    specs = work / "toolspecs"
+    specs.mkdir()
+    (specs / "sql.yaml").write_text(
+        'name: chinook\ndescription: "A digital music store: artists, albums, tracks, genres, '
+        'playlists, customers, employees and invoices."\nexpose: [run_sql]\n'
+    )
+    settings = Settings(
+        data_dir=DATA,
+        index_dir=sample_index_dir,
+        llm_provider="local",
+        database_url=f"sqlite:///{db}",
+        toolspecs_dir=specs,
+    )
+    return Toolbox(settings)
+
+
+@pytest.mark.parametrize("qid", CHINOOK_LOCAL)
+def test_local_model_queries_chinook(chinook_toolbox: Toolbox, qid: str) -> None:
+    import json
+
+    from .conftest import REPO
+
+    lines = (REPO / "tests" / "fixtures" / "chinook_questions.jsonl").read_text().splitlines()
+    question = next(json.loads(x) for x in lines if x.strip() and json.loads(x)["id"] == qid)
+    answer = chinook_toolbox.ask(question["question"])
+    sql_steps = [s for s in answer.trace if s.tool == "run_sql"]
+    assert sql_steps, f"run_sql was not called: {answer.trace}"
+    assert all(s.arguments.get("sql") for s in sql_steps)
+    # Whether the 1.5B model's SQL was right varies; the trace shows it either way.
+    print(qid, [s.arguments["sql"] for s in sql_steps], "->", answer.answer)

@@ -52,6 +52,23 @@ class TraceStep(BaseModel):
     seconds: float = 0.0
 
 
+REPAIR_PROMPT = (
+    "Your answer only repeated what the tool said: {observation}\n"
+    "Follow the tool's suggestion: call a tool again with corrected arguments, then answer "
+    "the original question: {question}"
+)
+
+
+def relays_tool_message(answer: str, step: TraceStep) -> bool:
+    """True when the answer is (almost) a copy of the step's error message or suggestion."""
+    words = " ".join(answer.lower().split()).rstrip(".")
+    if len(words) < 15:
+        return False
+    observation = " ".join(step.observation.lower().split())
+    relayed = words in observation
+    return relayed and (not step.success or '"suggestion"' in step.observation)
+
+
 class Answer(BaseModel):
     """The agent's answer, the sources its tools returned, and the tool-call trace."""
 
@@ -65,6 +82,7 @@ class Answer(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     stopped_early: bool = False
+    repairs: int = Field(0, description="Times the model was asked to fix a relayed error.")
 
     @property
     def tools_called(self) -> list[str]:
@@ -99,8 +117,63 @@ def _usage(raw: Any) -> tuple[int, int]:
     return 0, 0
 
 
-async def run_agent(agent: ReActAgent, question: str, max_iterations: int = 6) -> Answer:
-    """Run one question through the agent and collect the answer, sources and trace."""
+def _collect(
+    event: Any,
+    answer: Answer,
+    call_started: dict[str, float],
+    seen_sources: set[tuple[str, str]],
+    remember: Any,
+) -> None:
+    """Fold one workflow event into the answer: tool calls into the trace, sources, usage."""
+    if isinstance(event, ToolCall) and not isinstance(event, ToolCallResult):
+        call_started[event.tool_id] = time.perf_counter()
+    elif isinstance(event, ToolCallResult):
+        raw = event.tool_output.raw_output
+        result = raw if isinstance(raw, ToolResult) else None
+        content = str(event.tool_output.content or "")
+        if remember is not None:  # the next steps keep this tool available (sticky set)
+            remember(event.tool_name)
+        answer.trace.append(
+            TraceStep(
+                step=len(answer.trace) + 1,
+                tool=event.tool_name,
+                tools_offered=list(
+                    dict.fromkeys([*answer.tools_offered, *(s.tool for s in answer.trace)])
+                ),
+                arguments=dict(event.tool_kwargs or {}),
+                success=result.success if result else not event.tool_output.is_error,
+                error_code=(
+                    result.error_code.value
+                    if result and result.error_code
+                    else ("TOOL_ERROR" if event.tool_output.is_error else None)
+                ),
+                observation=content[:600],
+                seconds=round(
+                    time.perf_counter() - call_started.get(event.tool_id, time.perf_counter()),
+                    4,
+                ),
+            )
+        )
+        for src in result.sources if result else []:
+            key = (src.file, src.locator)
+            if key not in seen_sources:
+                seen_sources.add(key)
+                answer.sources.append(src)
+    elif isinstance(event, AgentOutput):
+        answer.llm_calls += 1
+        p, c = _usage(event.raw)
+        answer.prompt_tokens += p
+        answer.completion_tokens += c
+
+
+async def run_agent(
+    agent: ReActAgent, question: str, max_iterations: int = 6, max_repairs: int = 1
+) -> Answer:
+    """Run one question through the agent and collect the answer, sources and trace.
+
+    When the model's answer only relays the last tool's error or hint (a small model's
+    habit), the agent is asked once more, with the same memory, to fix the call and answer.
+    """
     started = time.perf_counter()
     offered = [t.metadata.get_name() for t in agent.tools or [] if isinstance(t, BaseTool)]
     retriever = agent.tool_retriever
@@ -109,52 +182,23 @@ async def run_agent(agent: ReActAgent, question: str, max_iterations: int = 6) -
     answer = Answer(question=question, answer="", tools_offered=offered)
     remember = getattr(retriever.retriever, "remember", None) if retriever else None
     memory = ChatMemoryBuffer.from_defaults(llm=agent.llm)
-    handler = agent.run(user_msg=question, memory=memory, max_iterations=max_iterations)
     call_started: dict[str, float] = {}
     seen_sources: set[tuple[str, str]] = set()
-    async for event in handler.stream_events():
-        if isinstance(event, ToolCall) and not isinstance(event, ToolCallResult):
-            call_started[event.tool_id] = time.perf_counter()
-        elif isinstance(event, ToolCallResult):
-            raw = event.tool_output.raw_output
-            result = raw if isinstance(raw, ToolResult) else None
-            content = str(event.tool_output.content or "")
-            if remember is not None:  # the next steps keep this tool available (sticky set)
-                remember(event.tool_name)
-            answer.trace.append(
-                TraceStep(
-                    step=len(answer.trace) + 1,
-                    tool=event.tool_name,
-                    tools_offered=list(
-                        dict.fromkeys([*answer.tools_offered, *(s.tool for s in answer.trace)])
-                    ),
-                    arguments=dict(event.tool_kwargs or {}),
-                    success=result.success if result else not event.tool_output.is_error,
-                    error_code=(
-                        result.error_code.value
-                        if result and result.error_code
-                        else ("TOOL_ERROR" if event.tool_output.is_error else None)
-                    ),
-                    observation=content[:600],
-                    seconds=round(
-                        time.perf_counter() - call_started.get(event.tool_id, time.perf_counter()),
-                        4,
-                    ),
-                )
-            )
-            for src in result.sources if result else []:
-                key = (src.file, src.locator)
-                if key not in seen_sources:
-                    seen_sources.add(key)
-                    answer.sources.append(src)
-        elif isinstance(event, AgentOutput):
-            answer.llm_calls += 1
-            p, c = _usage(event.raw)
-            answer.prompt_tokens += p
-            answer.completion_tokens += c
-    output: Any = await handler
-    text = output.response.content if isinstance(output, AgentOutput) else str(output)
-    answer.answer = (text or "").strip()
+    user_msg = question
+    for attempt in range(max_repairs + 1):
+        handler = agent.run(user_msg=user_msg, memory=memory, max_iterations=max_iterations)
+        async for event in handler.stream_events():
+            _collect(event, answer, call_started, seen_sources, remember)
+        output: Any = await handler
+        text = output.response.content if isinstance(output, AgentOutput) else str(output)
+        answer.answer = (text or "").strip()
+        last = answer.trace[-1] if answer.trace else None
+        if attempt < max_repairs and last is not None and relays_tool_message(answer.answer, last):
+            # The model handed a tool's error or hint back as its answer: ask once more.
+            answer.repairs += 1
+            user_msg = REPAIR_PROMPT.format(observation=last.observation[:300], question=question)
+            continue
+        break
     # The workflow counts model steps; at the cap it asks the model for a final answer
     # (early_stopping_method="generate") instead of raising.
     answer.stopped_early = answer.llm_calls >= max_iterations

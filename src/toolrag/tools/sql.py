@@ -17,6 +17,7 @@ The allow-list and limits come from a YAML file (``toolspecs/sql.yaml``)::
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -182,7 +183,7 @@ class SQLToolSpec(GuardedToolSpec):
         return ToolResult.ok(info)
 
     def run_sql(self, sql: str, limit: int = DEFAULT_LIMIT) -> ToolResult:
-        """Answer a question from the SQL database with one read-only SQL SELECT query.
+        """Run one read-only SQL SELECT query on the SQL database and return the rows.
 
         Use it for exact figures held in tables: totals, counts, amounts, dates and lists.
         Write one SELECT (WITH, JOIN, GROUP BY and UNION are fine) over the tables listed below.
@@ -268,12 +269,20 @@ class SQLToolSpec(GuardedToolSpec):
     def _suggest(self, error: str, tables: list[str]) -> str:
         low = error.lower()
         if "column" in low:
-            parts = []
+            parts, every = [], []
             for t in tables or self.tables:
                 if t in self.tables:
                     cols = [c["name"] for c in self.db.describe(t)["columns"]]
+                    every += cols
                     parts.append(f"{t}({', '.join(cols)})")
-            return "Use the real columns: " + "; ".join(parts) + "."
+            bad = re.search(r"column:?\s+\"?([\w.]+)", error)
+            close = (
+                difflib.get_close_matches(bad.group(1).split(".")[-1], every, n=2, cutoff=0.8)
+                if bad
+                else []
+            )
+            hint = f"Did you mean {' or '.join(close)}? " if close else ""
+            return f"{hint}Use the real columns: " + "; ".join(parts) + "."
         if "table" in low or "relation" in low:
             return f"Use one of these tables: {', '.join(self.tables)}."
         if "not authorized" in low or "read-only" in low or "readonly" in low:

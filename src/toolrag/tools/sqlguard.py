@@ -10,6 +10,7 @@ early, precise refusals the model can act on.
 
 from __future__ import annotations
 
+import difflib
 import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -211,10 +212,12 @@ def check_select(
                 continue
             listing = ", ".join(sorted(allowed))
             exists = known_tables is None or name in {t.lower() for t in known_tables}
+            close = difflib.get_close_matches(name, sorted(allowed), n=1, cutoff=0.6)
+            hint = f"Did you mean {close[0]}? " if close and not exists else ""
             raise SQLRejected(
                 ErrorCode.FORBIDDEN if exists else ErrorCode.NOT_FOUND,
                 f"The table {name!r} is "
                 + ("not allowed for this tool." if exists else "not in this database."),
-                f"Use one of these tables: {listing}.",
+                f"{hint}Use one of these tables: {listing}.",
             )
     return CheckedSQL(sql=text, tables=tables)
