@@ -31,6 +31,8 @@ def running_server(data_dir: Path, port: int = 0, timeout_s: float = 15.0) -> It
     """Start the API on 127.0.0.1 in a thread (port 0: a free one); yield its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # accepted connections inherit it: no 40 ms Nagle/delayed-ACK stall per response
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", port))
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     config = uvicorn.Config(create_app(data_dir), log_level="warning", lifespan="off")
