@@ -54,7 +54,27 @@ CELLS = [
         "for row in r.raw_output.data:\n"
         "    print(row['sheet'], row['title'], row['revision_date'], row['project'])",
     ),
-    ("md", "## 4. Ask the agent\n\nThe answer carries its sources and the tool-call trace."),
+    (
+        "md",
+        "## 4. SQL and REST tools\n\n`run_sql` is read-only in three layers (sqlglot check, "
+        "read-only connection, timeout and row cap); the field API's tools are built from its "
+        "OpenAPI document and called over HTTP on 127.0.0.1.",
+    ),
+    (
+        "code",
+        "r = tools['run_sql'].call(sql='SELECT status, COUNT(*), SUM(amount) FROM invoices '\n"
+        "                               'GROUP BY status ORDER BY status')\n"
+        "print(r.raw_output.data['rows'])\n"
+        "print(tools['run_sql'].call(sql='DELETE FROM invoices').raw_output.error_message)\n\n"
+        "from toolrag.sample_api import running_server\n\n"
+        "with running_server(tb.settings.data_dir) as url:\n"
+        "    os.environ['TOOLRAG_FIELD_API_URL'] = url\n"
+        "    field = {t.metadata.name: t for s in Toolbox().rest_specs for t in s.to_tool_list()}\n"
+        "    delays = field['list_weather_delays'].call(project='GRB-107').raw_output\n"
+        "    print('days lost to weather at GRB-107:', delays.data['body']['total_days_lost'])\n"
+        "    os.environ.pop('TOOLRAG_FIELD_API_URL')",
+    ),
+    ("md", "## 5. Ask the agent\n\nThe answer carries its sources and the tool-call trace."),
     (
         "code",
         "answer = tb.ask('When is substantial completion planned for the Summit Ridge "

@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-# Django model -> (table, {field: referenced table}); column order follows the classic schema.
+# Django model -> (table, {field: referenced table}); columns follow the fixture's field order.
 TABLES: dict[str, tuple[str, dict[str, str]]] = {
     "chinook.artist": ("artist", {}),
     "chinook.genre": ("genre", {}),
@@ -110,7 +110,9 @@ def build_chinook_sqlite(target: Path, force: bool = False) -> Path:
                 [
                     r["pk"],
                     *(
-                        (r["fields"][f] or "")[:10] if f in _DATES else r["fields"][f]
+                        (r["fields"][f] or None) and r["fields"][f][:10]
+                        if f in _DATES
+                        else r["fields"][f]
                         for f in fields
                     ),
                 ]
