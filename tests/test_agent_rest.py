@@ -66,14 +66,14 @@ def test_agent_write_is_applied_once(rest_toolbox: Callable[..., Toolbox]) -> No
 def test_agent_recovers_from_an_unknown_project(rest_toolbox: Callable[..., Toolbox]) -> None:
     tb = rest_toolbox(
         [
-            react("get_site_status", {"code": "Harbor Point"}),
+            react("get_site_status", {"code": "Harbour Pointe"}),
             react("get_site_status", {"code": "GRB-103"}),
             final("61 workers are on site."),
         ]
     )
     answer = tb.ask("How many workers are on site at Harbor Point Apartments?")
     assert [s.error_code for s in answer.trace] == ["NOT_FOUND", None]
-    assert "Known codes" in answer.trace[0].observation
+    assert "Known projects" in answer.trace[0].observation
     assert json.loads(answer.trace[1].observation)["data"]["body"]["crew_count"] == 61
 
 

@@ -45,8 +45,15 @@ def test_agent_recovers_from_a_tool_error(toolbox_factory: Callable[..., Toolbox
 
 
 def test_unknown_tool_name_does_not_crash(toolbox_factory: Callable[..., Toolbox]) -> None:
-    tb = toolbox_factory([react("delete_everything", {}), final("I could not do that.")])
+    tb = toolbox_factory(
+        [
+            react("delete_everything", {}),
+            final("I could not do that."),  # gave up after an error: one repair turn follows
+            final("There is no tool that deletes blueprints."),
+        ]
+    )
     answer = tb.ask("Delete all the blueprints")
+    assert answer.repairs == 1
     assert answer.trace[0].tool == "delete_everything" and not answer.trace[0].success
     assert "not found" in answer.trace[0].observation
 

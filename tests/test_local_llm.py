@@ -61,8 +61,9 @@ CHINOOK_LOCAL = ["chinook-01", "chinook-03", "chinook-04"]
 
 
 @pytest.fixture(scope="module")
-def chinook_toolbox(sample_index_dir: object, tmp_path_factory: pytest.TempPathFactory) -> Toolbox:
-    """The local model over Chinook (a database nobody here wrote), run_sql only."""
+def chinook_toolbox(tmp_path_factory: pytest.TempPathFactory) -> Toolbox:
+    """The local model over Chinook (a database nobody here wrote): a toolbox of run_sql
+    alone, as a user with only this database would configure it."""
     from toolrag.datasets.chinook import build_chinook_sqlite
 
     from .conftest import DATA
@@ -77,7 +78,8 @@ def chinook_toolbox(sample_index_dir: object, tmp_path_factory: pytest.TempPathF
     )
     settings = Settings(
         data_dir=DATA,
-        index_dir=sample_index_dir,
+        index_dir=work / "indexes",
+        content_types=[],
         llm_provider="local",
         database_url=f"sqlite:///{db}",
         toolspecs_dir=specs,
@@ -93,6 +95,7 @@ def test_local_model_queries_chinook(chinook_toolbox: Toolbox, qid: str) -> None
 
     lines = (REPO / "tests" / "fixtures" / "chinook_questions.jsonl").read_text().splitlines()
     question = next(json.loads(x) for x in lines if x.strip() and json.loads(x)["id"] == qid)
+    assert [t.metadata.name for t in chinook_toolbox.tools()] == ["run_sql"]
     answer = chinook_toolbox.ask(question["question"])
     sql_steps = [s for s in answer.trace if s.tool == "run_sql"]
     assert sql_steps, f"run_sql was not called: {answer.trace}"

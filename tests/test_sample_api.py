@@ -76,7 +76,12 @@ def test_inspections_and_weather_filters(api: httpx.Client) -> None:
 
 def test_errors_are_helpful(api: httpx.Client) -> None:
     missing = api.get("/projects/GRB-999/site-status")
-    assert missing.status_code == 404 and "Known codes: GRB-101" in missing.json()["detail"]
+    assert missing.status_code == 404
+    assert "Known projects: GRB-101 (Riverside Medical Office Building)" in missing.json()["detail"]
+    by_name = get(api, "/projects/Summit Ridge Hotel/site-status")
+    assert by_name["project"] == "GRB-107"
+    assert get(api, "/inspections", project="pinecrest")[0]["project"] == "GRB-109"
+    assert api.get("/inspections", params={"project": "GRB"}).status_code == 404  # ambiguous
     assert api.get("/inspections/INSP-000").status_code == 404
     assert api.get("/inspections", params={"since": "last week"}).status_code == 422
     assert api.get("/inspections", params={"result": "maybe"}).status_code == 422

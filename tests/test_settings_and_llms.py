@@ -9,6 +9,7 @@ from toolrag import Settings
 from toolrag.cli import app
 from toolrag.errors import ConfigError, ModelMissingError
 from toolrag.llms import ScriptedLLM, chatml_messages_to_prompt, make_llm, resolve_provider
+from toolrag.settings import load_settings
 
 
 def test_env_vars_override_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -32,6 +33,33 @@ def test_invalid_setting_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLRAG_CONTEXT_WINDOW", "1024")  # the local model needs >= 4096
     with pytest.raises(ValueError):
         Settings()
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "named"),
+    [
+        ("TOOLRAG_CONTENT_TYPES", '["pdfs"]', "content_types.0"),
+        ("TOOLRAG_TOP_K", "many", "top_k"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_the_field(
+    monkeypatch: pytest.MonkeyPatch, var: str, value: str, named: str
+) -> None:
+    monkeypatch.setenv(var, value)
+    with pytest.raises(ConfigError, match=f"Invalid settings: {named}"):
+        load_settings()
+    for command in (["config", "show"], ["index"]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code != 0 and "Traceback" not in result.output
+        assert f"Invalid settings: {named}" in result.output
+        assert value.strip('[]"') in result.output
+
+
+def test_content_types_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLRAG_CONTENT_TYPES", "[]")
+    assert Settings().content_types == []
+    monkeypatch.setenv("TOOLRAG_CONTENT_TYPES", '["schedules", "documents"]')
+    assert Settings().content_types == ["schedules", "documents"]
 
 
 def test_config_show_masks_secrets(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -164,3 +164,19 @@ def test_query_engine_tools(sample_settings: Settings) -> None:
     out = qa["ask_documents"].call(input="What is the retainage on the Pinecrest contract?")
     assert "5 percent" in str(out.content)
     assert out.raw_output.source_nodes  # the passages the answer was synthesized from
+
+
+@pytest.mark.parametrize(
+    ("result", "empty"),
+    [
+        (ToolResult.ok([]), True),
+        (ToolResult.ok(None), True),
+        (ToolResult.ok({"columns": ["n"], "rows": [], "row_count": 0}), True),
+        (ToolResult.ok({"columns": ["n"], "rows": [[0]], "row_count": 1}), False),
+        (ToolResult.ok([{"file": "a.md"}]), False),
+        (ToolResult.ok(0), False),
+        (ToolResult.fail(ErrorCode.NOT_FOUND, "No such project."), False),
+    ],
+)
+def test_an_empty_result_is_a_success_that_found_nothing(result: ToolResult, empty: bool) -> None:
+    assert result.empty is empty

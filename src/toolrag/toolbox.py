@@ -34,7 +34,7 @@ from toolrag.sampledb import build_sqlite
 from toolrag.settings import Settings
 from toolrag.tool_retriever import make_tool_retriever
 from toolrag.toolindex import ToolIndex
-from toolrag.tools.content import ContentToolSpec
+from toolrag.tools.content import CONTENT_TOOL_TYPES, ContentToolSpec
 from toolrag.tools.rest import OpenAPIToolSpec, load_rest_configs
 from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
 
@@ -97,24 +97,32 @@ class Toolbox:
         }
 
     @property
+    def content_types(self) -> list[ContentType]:
+        """The content types this toolbox indexes and searches (``settings.content_types``)."""
+        return [ct for ct in CONTENT_TYPES if ct in self.settings.content_types]
+
+    @property
     def catalog(self) -> ProjectCatalog:
-        codes = self.indexes["documents"].distinct("project") if self.indexed() else []
+        documents = self.indexes["documents"]
+        uses_docs = "documents" in self.content_types and documents.exists()
+        codes = documents.distinct("project") if uses_docs else []
         return ProjectCatalog.load(self.settings.resolved_projects_file, codes)
 
     # --- indexing -------------------------------------------------------------------------------
     def index(
         self,
         progress: ProgressFn | None = None,
-        content_types: Sequence[ContentType] = CONTENT_TYPES,
+        content_types: Sequence[ContentType] | None = None,
     ) -> list[SyncReport]:
-        """Build or update the content indexes from ``settings.data_dir`` (incremental)."""
+        """Build or update the content indexes from ``settings.data_dir`` (incremental);
+        ``content_types`` defaults to ``settings.content_types``."""
         if not self.settings.data_dir.is_dir():
             raise InputError(
                 f"The data folder {self.settings.data_dir} does not exist.",
                 hint="Set TOOLRAG_DATA_DIR to your data folder, or run from the project root.",
             )
         reports = []
-        for ct in content_types:
+        for ct in self.content_types if content_types is None else content_types:
             loader = LOADERS[ct](self.settings.data_dir)
             reports.append(self.indexes[ct].sync(loader, progress))
         self.database_status = self.build_database()
@@ -132,10 +140,10 @@ class Toolbox:
         return "built" if built else "unchanged"
 
     def indexed(self) -> bool:
-        return all(ix.exists() for ix in self.indexes.values())
+        return all(self.indexes[ct].exists() for ct in self.content_types)
 
     def require_indexes(self) -> None:
-        missing = [ct for ct, ix in self.indexes.items() if not ix.exists()]
+        missing = [ct for ct in self.content_types if not self.indexes[ct].exists()]
         if missing:
             raise IndexMissingError(
                 f"No {', '.join(missing)} index in {self.settings.index_dir}.",
@@ -177,7 +185,12 @@ class Toolbox:
         ]
 
     def _spec_tools(self) -> list[FunctionTool]:
-        tools = list(self.content_spec.to_tool_list())
+        enabled = set(self.content_types)
+        tools = [
+            t
+            for t in self.content_spec.to_tool_list()
+            if CONTENT_TOOL_TYPES[t.metadata.get_name()] in enabled
+        ]
         if self.sql_spec is not None:
             exposed = set(self.sql_spec.config.expose)
             tools += [t for t in self.sql_spec.to_tool_list() if t.metadata.name in exposed]
@@ -193,8 +206,8 @@ class Toolbox:
         tools: list[BaseTool] = list(self._spec_tools())
         if include_qa:
             tools += [
-                query_engine_tool(ix, self.llm, k=self.settings.top_k)
-                for ix in self.indexes.values()
+                query_engine_tool(self.indexes[ct], self.llm, k=self.settings.top_k)
+                for ct in self.content_types
             ]
             if self.sql_spec is not None:
                 tools.append(self.sql_spec.query_tool(self.llm, self.embed))
@@ -230,6 +243,11 @@ class Toolbox:
                 hint="Shorten it to the essential request.",
             )
         self.require_indexes()
+        if not self.tools():
+            raise InputError(
+                "The toolbox has no tools: no content types, database or REST API.",
+                hint="Set TOOLRAG_CONTENT_TYPES, TOOLRAG_DATABASE_URL or toolspecs/rest.yaml.",
+            )
         agent = build_agent([], self.llm, tool_retriever=self.tool_retriever())
         return await run_agent(agent, question, max_iterations=self.settings.max_iterations)
 

@@ -130,10 +130,15 @@ def create_app(data_dir: Path) -> FastAPI:
     )
 
     def project_or_404(code: str) -> dict[str, Any]:
-        project = projects.get(code.strip().upper())
+        """A project by code (GRB-107), name, or a fragment of one name (summit ridge)."""
+        wanted = " ".join(code.split()).casefold()
+        project = projects.get(wanted.upper())
         if project is None:
-            known = ", ".join(projects)
-            raise HTTPException(404, f"Unknown project {code!r}. Known codes: {known}")
+            matches = [p for p in projects.values() if wanted and wanted in p["name"].casefold()]
+            project = matches[0] if len(matches) == 1 else None
+        if project is None:
+            known = ", ".join(f"{c} ({p['name']})" for c, p in projects.items())
+            raise HTTPException(404, f"Unknown project {code!r}. Known projects: {known}")
         return project
 
     def rfi(r: dict[str, Any]) -> Rfi:
@@ -179,7 +184,9 @@ def create_app(data_dir: Path) -> FastAPI:
         ),
     )
     def get_site_status(
-        code: Annotated[str, PathParam(description="Project code, e.g. GRB-107.")],
+        code: Annotated[
+            str, PathParam(description="Project code (GRB-107) or name (Summit Ridge Hotel).")
+        ],
     ) -> SiteStatus:
         project = project_or_404(code)
         s = status_by_code[project["code"]]
@@ -204,7 +211,12 @@ def create_app(data_dir: Path) -> FastAPI:
         ),
     )
     def list_inspections(
-        project: Annotated[str | None, Query(description="Project code, e.g. GRB-101.")] = None,
+        project: Annotated[
+            str | None,
+            Query(
+                description="Project code (GRB-101) or name (Riverside Medical Office Building)."
+            ),
+        ] = None,
         result: Annotated[Result | None, Query(description="passed, failed or partial.")] = None,
         since: Annotated[
             dt.date | None, Query(description="Earliest inspection date, YYYY-MM-DD.")
@@ -251,7 +263,10 @@ def create_app(data_dir: Path) -> FastAPI:
         ),
     )
     def list_weather_delays(
-        project: Annotated[str | None, Query(description="Project code, e.g. GRB-103.")] = None,
+        project: Annotated[
+            str | None,
+            Query(description="Project code (GRB-103) or name (Harbor Point Apartments)."),
+        ] = None,
         since: Annotated[dt.date | None, Query(description="Earliest date, YYYY-MM-DD.")] = None,
         until: Annotated[dt.date | None, Query(description="Latest date, YYYY-MM-DD.")] = None,
     ) -> WeatherDelays:
@@ -276,7 +291,12 @@ def create_app(data_dir: Path) -> FastAPI:
         ),
     )
     def list_rfis(
-        project: Annotated[str | None, Query(description="Project code, e.g. GRB-101.")] = None,
+        project: Annotated[
+            str | None,
+            Query(
+                description="Project code (GRB-101) or name (Riverside Medical Office Building)."
+            ),
+        ] = None,
         status: Annotated[RfiStatus | None, Query(description="open, answered or closed.")] = None,
     ) -> list[Rfi]:
         code = project_or_404(project)["code"] if project else None

@@ -3,6 +3,7 @@
 import datetime as dt
 from typing import Literal
 
+from toolrag.corpus.base import ContentType
 from toolrag.knowledge import ContentIndex, Hit, SearchFilters
 from toolrag.projects import ProjectCatalog
 from toolrag.tools.base import GuardedToolSpec
@@ -19,6 +20,14 @@ def _source(hit: Hit, locator: str) -> Source:
     return Source(
         file=hit.source, doc_id=hit.doc_id, title=hit.title, locator=locator, score=hit.score
     )
+
+
+CONTENT_TOOL_TYPES: dict[str, ContentType] = {
+    "search_documents": "documents",
+    "search_blueprints": "blueprints",
+    "get_project_schedule": "schedules",
+}
+"""The content type each content tool searches."""
 
 
 class ContentToolSpec(GuardedToolSpec):

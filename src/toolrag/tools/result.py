@@ -73,6 +73,17 @@ class ToolResult(BaseModel):
             recoverable=recoverable,
         )
 
+    @property
+    def empty(self) -> bool:
+        """True for a successful call that found nothing (no data, or a result table without
+        rows): the call worked, but another tool or broader arguments may find the answer."""
+        if not self.success:
+            return False
+        data = self.data
+        if isinstance(data, dict) and isinstance(data.get("rows"), list):
+            return not data["rows"]
+        return data is None or (isinstance(data, (list, dict, str)) and not data)
+
     def render(self, max_chars: int = 6000) -> str:
         """Compact JSON for the model's observation, without empty fields."""
         payload = self.model_dump(mode="json", exclude_none=True)

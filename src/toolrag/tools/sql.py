@@ -282,7 +282,7 @@ class SQLToolSpec(GuardedToolSpec):
                 else []
             )
             hint = f"Did you mean {' or '.join(close)}? " if close else ""
-            return f"{hint}Use the real columns: " + "; ".join(parts) + "."
+            return f"{hint}Call run_sql again using only these columns: " + "; ".join(parts) + "."
         if "table" in low or "relation" in low:
             return f"Use one of these tables: {', '.join(self.tables)}."
         if "not authorized" in low or "read-only" in low or "readonly" in low:
