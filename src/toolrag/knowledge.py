@@ -294,7 +294,7 @@ class ContentIndex:
             q = table.search(vector, vector_column_name="vector").distance_type("cosine")
             if where:
                 q = q.where(where, prefilter=True)
-            dense = q.select(_RESULT_COLUMNS).limit(pool).to_list()
+            dense = q.select([*_RESULT_COLUMNS, "_distance"]).limit(pool).to_list()
         if mode in ("hybrid", "bm25"):
             sparse = self._fts(table, query, where, pool)
         if mode == "dense":
@@ -322,7 +322,7 @@ class ContentIndex:
         if where:
             q = q.where(where, prefilter=True)
         try:
-            return list(q.select(_RESULT_COLUMNS).limit(limit).to_list())
+            return list(q.select([*_RESULT_COLUMNS, "_score"]).limit(limit).to_list())
         except (ValueError, RuntimeError, OSError) as exc:  # no FTS index yet, parse error
             if "index" in str(exc).lower() or "query" in str(exc).lower():
                 return []
