@@ -77,6 +77,24 @@ def test_agent_recovers_from_an_unknown_project(rest_toolbox: Callable[..., Tool
     assert json.loads(answer.trace[1].observation)["data"]["body"]["crew_count"] == 61
 
 
+def test_an_invented_date_filter_that_finds_nothing_gets_another_turn(
+    rest_toolbox: Callable[..., Toolbox],
+) -> None:
+    invented = {"project": "Summit Ridge Hotel", "since": "2023-01-01", "until": "2023-01-31"}
+    tb = rest_toolbox(
+        [
+            react("list_weather_delays", invented),
+            final("The hotel lost 0 working days."),
+            react("list_weather_delays", {"project": "Summit Ridge Hotel"}),
+            _total_days,
+        ]
+    )
+    answer = tb.ask("How many working days has the Summit Ridge Hotel lost to weather?")
+    first = json.loads(answer.trace[0].observation)
+    assert answer.trace[0].empty and "Drop any filter" in first["suggestion"]
+    assert answer.repairs == 1 and answer.answer == "The project lost 6 working days to weather."
+
+
 API_QUESTIONS = [
     q
     for name in ("examples", "test")

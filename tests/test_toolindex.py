@@ -10,9 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from toolrag import Settings
-from toolrag.cards import ToolCard, load_tool_list, split_name
+from toolrag.cards import ToolCard, apply_overlays, load_tool_list, load_yaml_cards, split_name
 from toolrag.cli import app
 from toolrag.embeddings import make_embedding
+from toolrag.errors import InputError
 from toolrag.evaluation.retrieval import RetrievalQuery, evaluate
 from toolrag.toolindex import ToolIndex, sub_queries
 
@@ -186,3 +187,29 @@ def test_eval_tools_cli_errors(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def test_yaml_cards_lay_examples_over_tools_built_in_code(tmp_path: Path) -> None:
+    code = [
+        ToolCard(name="get_weather", description="Get the weather."),
+        ToolCard(name="get_time", description="Get the time."),
+    ]
+    (tmp_path / "extra.yaml").write_text(
+        "- name: get_weather\n  examples: ['Is it raining in Oslo?']\n  tags: [weather]\n"
+        "  description: ignored for a tool built in code\n"
+        "- name: get_unknown\n  examples: [nothing]\n"
+    )
+    weather, time = apply_overlays(code, load_yaml_cards(tmp_path))
+    assert weather.examples == ["Is it raining in Oslo?"] and weather.tags == ["weather"]
+    assert weather.description == "Get the weather."  # the code's text stays
+    assert "Is it raining in Oslo?" in weather.document()
+    assert time == code[1]
+
+
+@pytest.mark.parametrize(
+    "text", ["- name: x\n  examples: 3\n", "- examples: [a]\n", "- name: [unclosed\n"]
+)
+def test_a_bad_yaml_card_file_names_the_file(tmp_path: Path, text: str) -> None:
+    (tmp_path / "bad.yaml").write_text(text)
+    with pytest.raises(InputError, match=r"bad\.yaml"):
+        load_yaml_cards(tmp_path)

@@ -175,6 +175,10 @@ def test_query_engine_tools(sample_settings: Settings) -> None:
         (ToolResult.ok({"columns": ["n"], "rows": [[0]], "row_count": 1}), False),
         (ToolResult.ok([{"file": "a.md"}]), False),
         (ToolResult.ok(0), False),
+        (ToolResult.ok({"status": 200, "body": []}), True),
+        (ToolResult.ok({"status": 200, "body": {"records": [], "total_days_lost": 0}}), True),
+        (ToolResult.ok({"status": 200, "body": {"records": [{"d": 1}], "total": 1}}), False),
+        (ToolResult.ok({"status": 200, "body": {"phase": "framing", "crew": 0}}), False),
         (ToolResult.fail(ErrorCode.NOT_FOUND, "No such project."), False),
     ],
 )

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import yaml
 from llama_index.core.tools import BaseTool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from toolrag.errors import InputError
 
@@ -118,14 +118,38 @@ def load_tool_list(path: Path) -> list[ToolCard]:
 
 
 def load_yaml_cards(folder: Path) -> list[ToolCard]:
-    """Every ``*.yaml`` card in ``folder`` (a file may hold one card or a list)."""
+    """Every card in the ``*.yaml`` files of ``folder`` (a file holds one card or a list)."""
     cards: list[ToolCard] = []
     for path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        for item in data if isinstance(data, list) else [data]:
-            if isinstance(item, dict) and "name" in item:
-                cards.append(card_from_dict(item))
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            items = data if isinstance(data, list) else [data]
+            cards += [card_from_dict(item) for item in items if isinstance(item, dict)]
+        except (yaml.YAMLError, ValidationError, InputError) as exc:
+            raise InputError(
+                f"{path} is not a valid tool card file: {str(exc).splitlines()[0][:200]}",
+                hint="Each entry needs a name; see toolspecs/README.md for the card fields.",
+            ) from exc
     return cards
+
+
+OVERLAY_FIELDS = ("examples", "tags", "side_effect", "version", "deprecated_by", "pinned")
+
+
+def apply_overlays(cards: Sequence[ToolCard], overlays: Sequence[ToolCard]) -> list[ToolCard]:
+    """Cards with the YAML fields of ``overlays`` of the same name laid over them: a YAML
+    card adds examples, tags, a side effect or ``deprecated_by`` to a tool built in code (its
+    description and parameters stay the code's). An overlay naming no tool is ignored."""
+    by_name = {o.name: o for o in overlays}
+    out = []
+    for card in cards:
+        overlay = by_name.get(card.name)
+        if overlay is None:
+            out.append(card)
+            continue
+        given = overlay.model_fields_set & set(OVERLAY_FIELDS)
+        out.append(card.model_copy(update={f: getattr(overlay, f) for f in given}))
+    return out
 
 
 def cards_from_tools(tools: Iterable[BaseTool], **extra: Any) -> list[ToolCard]:

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from toolrag.cli_eval import eval_app
+from toolrag.cli_tools import tools_app
 from toolrag.errors import ToolragError
 from toolrag.settings import Settings, load_settings
 
@@ -30,6 +31,7 @@ model_app = typer.Typer(no_args_is_help=True, help="Install or locate the offlin
 app.add_typer(config_app, name="config")
 app.add_typer(eval_app, name="eval")
 app.add_typer(model_app, name="model")
+app.add_typer(tools_app, name="tools")
 
 out = Console()
 err = Console(stderr=True)

@@ -21,7 +21,7 @@ from llama_index.core.objects.base import ObjectRetriever
 from llama_index.core.tools import BaseTool, FunctionTool
 
 from toolrag.agent import Answer, build_agent, run_agent
-from toolrag.cards import cards_from_tools
+from toolrag.cards import ToolCard, apply_overlays, cards_from_tools, load_yaml_cards
 from toolrag.corpus import LOADERS
 from toolrag.corpus.base import ContentType
 from toolrag.embeddings import make_embedding
@@ -220,16 +220,30 @@ class Toolbox:
         raise InputError(f"Unknown tool {name!r}.")
 
     # --- Tool RAG -------------------------------------------------------------------------------
+    def cards(self, include_qa: bool = False) -> list[ToolCard]:
+        """The tool cards of :meth:`tools`: name, description and parameters from the code,
+        side effects from the REST specs, and examples, tags or ``deprecated_by`` from the
+        YAML cards in ``toolspecs/cards/``."""
+        effects = {n: e for spec in self.rest_specs for n, e in spec.side_effects().items()}
+        cards = [
+            card.model_copy(update={"side_effect": effects.get(card.name, "read")})
+            for card in cards_from_tools(self.tools(include_qa))
+        ]
+        return apply_overlays(cards, load_yaml_cards(self.settings.toolspecs_dir / "cards"))
+
     @cached_property
     def tool_index(self) -> ToolIndex:
         """The persistent ToolIndex over the toolbox's tool cards (re-embeds changed cards)."""
         index = ToolIndex(self.settings.index_dir, self.embed, table="tools")
-        index.sync(cards_from_tools(self.tools()))
+        index.sync(self.cards())
         return index
 
     def tool_retriever(self) -> ObjectRetriever[BaseTool]:
         """The agent's ``tool_retriever``: the top ``tool_top_k`` tools for each question."""
-        return make_tool_retriever(self.tool_index, self.tools(), k=self.settings.tool_top_k)
+        pinned = [c.name for c in self.tool_index.cards.values() if c.pinned]
+        return make_tool_retriever(
+            self.tool_index, self.tools(), k=self.settings.tool_top_k, pinned=pinned
+        )
 
     # --- asking ---------------------------------------------------------------------------------
     async def aask(self, question: str) -> Answer:

@@ -287,6 +287,11 @@ class RestGuard:
                 raise _Retryable(result)
             return result
         result = ToolResult.ok({"status": status, "body": data}, sources=[source])
+        if result.empty:
+            result.suggestion = (
+                "Nothing matched. Drop any filter the question does not state (dates, "
+                "status), or check the identifiers you passed."
+            )
         if truncated:
             result.truncated = True
             result.suggestion = "The response was cut at the size limit: ask for less."
@@ -433,6 +438,14 @@ class OpenAPIToolSpec(BaseToolSpec):
         if op.method in ("GET", "HEAD"):
             return "read"
         return card.side_effect if card is not None else None
+
+    def side_effects(self) -> dict[str, SideEffect]:
+        """The side-effect class of each tool this spec offers, by tool name."""
+        return {
+            op.name: effect
+            for op in self.operations
+            if (effect := self.side_effect(op)) is not None
+        }
 
     def to_tool_list(
         self, spec_functions: Any = None, func_to_metadata_mapping: Any = None

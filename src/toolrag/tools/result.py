@@ -75,14 +75,10 @@ class ToolResult(BaseModel):
 
     @property
     def empty(self) -> bool:
-        """True for a successful call that found nothing (no data, or a result table without
-        rows): the call worked, but another tool or broader arguments may find the answer."""
-        if not self.success:
-            return False
-        data = self.data
-        if isinstance(data, dict) and isinstance(data.get("rows"), list):
-            return not data["rows"]
-        return data is None or (isinstance(data, (list, dict, str)) and not data)
+        """True for a successful call that found nothing: no data, a result table without
+        rows, an HTTP body that is empty or whose lists are all empty. The call worked, but
+        another tool or broader arguments may find the answer."""
+        return self.success and found_nothing(self.data)
 
     def render(self, max_chars: int = 6000) -> str:
         """Compact JSON for the model's observation, without empty fields."""
@@ -96,3 +92,18 @@ class ToolResult(BaseModel):
 
     def __str__(self) -> str:
         return self.render()
+
+
+def found_nothing(data: Any) -> bool:
+    """``None``, ``""``, ``[]``, ``{}``; ``{"rows": []}`` (SQL); ``{"body": …}`` (HTTP) with an
+    empty body; a dict whose list values are all empty (``{"records": [], "total": 0}``)."""
+    if data is None or (isinstance(data, (list, dict, str)) and not data):
+        return True
+    if not isinstance(data, dict):
+        return False
+    if isinstance(data.get("rows"), list):
+        return not data["rows"]
+    if "body" in data and "status" in data:
+        return found_nothing(data["body"])
+    lists = [v for v in data.values() if isinstance(v, list)]
+    return bool(lists) and all(not v for v in lists)

@@ -1,0 +1,113 @@
+"""``toolrag tools …``: the tool cards of the toolbox (or of a tool file), and their lint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from toolrag.cards import ToolCard, load_tool_list
+from toolrag.errors import ToolragError
+from toolrag.lint import LintFinding, lint_cards
+from toolrag.settings import load_settings
+
+tools_app = typer.Typer(no_args_is_help=True, help="List and lint tool cards.")
+out = Console()
+err = Console(stderr=True)
+
+ToolsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--tools",
+        help="A JSON tool list (name/description/parameters, OpenAI or MCP shapes); "
+        "default: the toolbox's own tools with the YAML cards of toolspecs/cards/.",
+    ),
+]
+
+
+def _cards(tools: Path | None) -> list[ToolCard]:
+    if tools is not None:
+        return load_tool_list(tools)
+    from toolrag.toolbox import Toolbox
+
+    return Toolbox(load_settings()).cards()
+
+
+def _fail(exc: ToolragError) -> None:
+    err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)
+    raise typer.Exit(exc.exit_code)
+
+
+@tools_app.command("list")
+def tools_list(
+    tools: ToolsFile = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The cards as a JSON list.")] = False,
+) -> None:
+    """Print the tool cards: name, side effect, examples, and the first sentence."""
+    try:
+        cards = _cards(tools)
+    except ToolragError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        print(json.dumps([c.model_dump(mode="json") for c in cards], indent=2))
+        return
+    table = Table("name", "effect", "examples", "description", title=f"{len(cards)} tools")
+    for c in cards:
+        first = " ".join(c.description.split()).split(". ")[0][:90]
+        table.add_row(c.name, c.side_effect, str(len(c.examples)), first)
+    out.print(table)
+
+
+@tools_app.command("lint")
+def tools_lint(
+    tools: ToolsFile = None,
+    duplicates: Annotated[
+        bool, typer.Option(help="Embed the descriptions to find near-duplicate tools.")
+    ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="The findings as a JSON list.")] = False,
+) -> None:
+    """Check every card against the tool-card contract; exit 1 when any error is found.
+
+    Rules: verb_noun names, one verb per meaning across the pool, a 3-5 sentence description
+    (what, when, returns, not), a description per parameter, 5-40 examples, near-duplicate
+    descriptions (cosine >= 0.95), and deprecated_by naming a tool of the pool.
+    """
+    try:
+        cards = _cards(tools)
+        embed = None
+        if duplicates:
+            from toolrag.embeddings import make_embedding
+
+            embed = make_embedding(load_settings())
+        findings = lint_cards(cards, embed)
+    except ToolragError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        print(json.dumps([f.model_dump() for f in findings], indent=2))
+    else:
+        _print(findings, len(cards))
+    if any(f.severity == "error" for f in findings):
+        raise typer.Exit(1)
+
+
+def _print(findings: list[LintFinding], n_cards: int) -> None:
+    for f in findings:  # one line each, so it reads the same in a narrow terminal or a log
+        colour = "red" if f.severity == "error" else "yellow"
+        out.print(
+            f"{escape(f.tool)}: [{colour}]{f.severity}[/{colour}] {escape(f'[{f.rule}]')} "
+            f"{escape(f.message)} [dim]Fix: {escape(f.fix)}[/dim]",
+            highlight=False,
+            soft_wrap=True,
+        )
+    errors = sum(f.severity == "error" for f in findings)
+    out.print(
+        f"{n_cards} cards: {errors} error(s), {len(findings) - errors} warning(s)",
+        highlight=False,
+    )
