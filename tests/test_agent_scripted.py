@@ -59,7 +59,9 @@ def test_unknown_tool_name_does_not_crash(toolbox_factory: Callable[..., Toolbox
 
 
 def test_graceful_stop_after_max_iterations(toolbox_factory: Callable[..., Toolbox]) -> None:
-    loop = [react("get_project_schedule", {"project": "GRB-101"})] * 3
+    loop = [
+        react("get_project_schedule", {"project": p}) for p in ("GRB-101", "GRB-102", "GRB-103")
+    ]
     tb = toolbox_factory([*loop, "Thought: stop.\nAnswer: I found the GRB-101 schedule."])
     tb.settings.max_iterations = 3
     answer = tb.ask("Loop forever please")
@@ -100,3 +102,29 @@ def test_trace_shows_the_tools_retrieved_for_each_step(
     # The prompt the model saw listed only the retrieved tool.
     first_prompt = "\n".join(m.content or "" for m in tb.llm.prompts[0])  # type: ignore[attr-defined]
     assert "get_project_schedule" in first_prompt and "search_blueprints" not in first_prompt
+
+
+def test_a_repeated_identical_call_stops_with_an_explanation(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    bad = react("search_documents", {"query": "disputed invoices", "document_type": "invoice"})
+    tb = toolbox_factory([bad, bad, bad, bad, bad, bad, final("never reached")])
+    answer = tb.ask("What is the total of disputed invoices?")
+    # Stopped at the first repeat, asked once to change course; the same call again stops.
+    assert [s.tool for s in answer.trace] == ["search_documents"] * 3
+    assert answer.loops_stopped == 2 and answer.repairs == 1
+    assert answer.answer.startswith("I stopped: search_documents was called again")
+    assert "INVALID_ARGUMENT" in answer.answer
+    prompt = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
+    assert "You called search_documents twice with the same arguments" in prompt
+
+
+def test_a_loop_broken_by_the_repair_turn_gets_its_answer(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    bad = react("search_documents", {"query": "retainage", "document_type": "invoice"})
+    good = react("search_documents", {"query": "retainage", "project": "GRB-105"})
+    tb = toolbox_factory([bad, bad, good, final("Retainage is 10%.")])
+    answer = tb.ask("What is the retainage on GRB-105?")
+    assert answer.loops_stopped == 1 and answer.repairs == 1
+    assert answer.trace[-1].success and answer.answer == "Retainage is 10%."

@@ -120,7 +120,8 @@ def test_giving_up_after_an_error_gets_one_repair_turn_only(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:
     bad = react("run_sql", {"sql": "SELECT COUNT(*) FROM projectz"})
-    tb = toolbox_factory([bad, final("I could not count."), bad, final("Still no count.")])
+    worse = react("run_sql", {"sql": "SELECT COUNT(*) FROM projectzz"})
+    tb = toolbox_factory([bad, final("I could not count."), worse, final("Still no count.")])
     answer = tb.ask("How many projects are there?")
     assert answer.repairs == 1 and answer.answer == "Still no count."
 

@@ -8,6 +8,7 @@ tools returned and the tool-call trace.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -72,6 +73,32 @@ EMPTY_PROMPT = (
 )
 
 
+LOOP_PROMPT = (
+    "You called {tool} twice with the same arguments and got the same result: {observation}\n"
+    "Repeating it will not help. Call it with different arguments, as its suggestion says, or "
+    "call another tool; then answer the original question: {question}"
+)
+LOOP_ANSWER = (
+    "I stopped: {tool} was called again with the same arguments and gave the same result "
+    "({result}). I could not answer the question with the tools I have."
+)
+
+
+def repeated_call(trace: Sequence[TraceStep]) -> TraceStep | None:
+    """The last step when it repeats an earlier one: same tool, arguments and result."""
+    if len(trace) < 2:
+        return None
+    last = trace[-1]
+    for step in trace[:-1]:
+        if (step.tool, step.arguments, step.observation) == (
+            last.tool,
+            last.arguments,
+            last.observation,
+        ):
+            return last
+    return None
+
+
 def drop_abandoned_answer(memory: ChatMemoryBuffer) -> None:
     """Cut the model's last answer out of the memory, keeping its tool calls and
     observations, so a repair turn does not show the model the answer it gave up with
@@ -119,6 +146,7 @@ class Answer(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     stopped_early: bool = False
+    loops_stopped: int = Field(0, description="Runs stopped on a repeated identical call.")
     repairs: int = Field(
         0, description="Times the model was asked once more (error, relayed hint, nothing found)."
     )
@@ -231,8 +259,26 @@ async def run_agent(
     steps_before_repair = 0
     for attempt in range(max_repairs + 1):
         handler = agent.run(user_msg=user_msg, memory=memory, max_iterations=max_iterations)
+        looped: TraceStep | None = None
         async for event in handler.stream_events():
             _collect(event, answer, call_started, seen_sources, remember)
+            if isinstance(event, ToolCallResult) and (looped := repeated_call(answer.trace)):
+                await handler.cancel_run()  # a loop: the model would repeat it to the cap
+                break
+        if looped is not None:
+            with contextlib.suppress(Exception):
+                await handler
+            answer.loops_stopped += 1
+            result = looped.error_code or ("nothing found" if looped.empty else "no change")
+            answer.answer = LOOP_ANSWER.format(tool=looped.tool, result=result)
+            steps_before_repair = len(answer.trace)
+            if attempt < max_repairs and looped.recoverable:
+                answer.repairs += 1
+                user_msg = LOOP_PROMPT.format(
+                    tool=looped.tool, observation=looped.observation[:300], question=question
+                )
+                continue
+            break
         output: Any = await handler
         text = (output.response.content if isinstance(output, AgentOutput) else str(output)) or ""
         if attempt and len(answer.trace) == steps_before_repair:
