@@ -213,3 +213,29 @@ def test_a_bad_yaml_card_file_names_the_file(tmp_path: Path, text: str) -> None:
     (tmp_path / "bad.yaml").write_text(text)
     with pytest.raises(InputError, match=r"bad\.yaml"):
         load_yaml_cards(tmp_path)
+
+
+def test_an_openapi_document_is_a_tool_pool(tmp_path: Path) -> None:
+    from .conftest import REPO
+
+    cards = {
+        c.name: c for c in load_tool_list(REPO / "toolspecs" / "construction_api.openapi.json")
+    }
+    assert {"list_inspections", "get_site_status", "add_inspection_note"} <= set(cards)
+    assert cards["add_inspection_note"].side_effect == "write"
+    assert cards["list_inspections"].side_effect == "read"
+    params = dict(cards["list_inspections"].parameter_items())
+    assert set(params) == {"project", "result", "since", "until"} and all(params.values())
+    spec = tmp_path / "pets.yaml"
+    spec.write_text(
+        "openapi: 3.0.0\ninfo: {title: Pets, version: '1'}\npaths:\n"
+        "  /pets/{id}:\n    delete:\n      operationId: deletePet\n"
+        "      summary: Delete one pet.\n"
+        "      parameters: [{name: id, in: path, required: true, description: Pet id.}]\n"
+    )
+    (pet,) = load_tool_list(spec)
+    assert (pet.name, pet.side_effect, pet.parameters["required"]) == (
+        "delete_pet",
+        "delete",
+        ["id"],
+    )

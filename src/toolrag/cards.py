@@ -95,14 +95,64 @@ def card_from_dict(item: dict[str, Any]) -> ToolCard:
     return ToolCard.model_validate(data)
 
 
+_EFFECTS: dict[str, SideEffect] = {"DELETE": "delete", "GET": "read", "HEAD": "read"}
+
+
+def cards_from_openapi(doc: dict[str, Any]) -> list[ToolCard]:
+    """One card per operation of an OpenAPI 3 / Swagger 2 document: the ``verb_noun`` name
+    the REST tools use, summary and description, parameters (and ``body``) as a JSON Schema,
+    and the side effect its method implies (GET read, DELETE delete, others write)."""
+    from toolrag.tools.openapi_doc import operations
+
+    cards = []
+    for op in operations(doc):
+        props: dict[str, Any] = {
+            p.name: {**p.json_schema, "description": p.description} for p in op.params
+        }
+        required = [p.name for p in op.params if p.required]
+        if op.body_schema is not None:
+            props["body"] = {"description": "The JSON request body.", **op.body_schema}
+            if op.body_required:
+                required.append("body")
+        text = " ".join(x for x in (op.summary, op.description) if x)
+        if op.summary and op.description.startswith(op.summary):
+            text = op.description
+        cards.append(
+            ToolCard(
+                name=op.name,
+                description=text or f"{op.method} {op.path}.",
+                parameters={"type": "object", "properties": props, "required": required},
+                side_effect=_EFFECTS.get(op.method, "write"),
+                tags=[op.method.lower(), op.path],
+            )
+        )
+    return cards
+
+
+def _parse_whole(path: Path, text: str) -> Any:
+    """The file as one YAML/JSON value, or None (JSONL and JSON lists are read below)."""
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            return yaml.safe_load(text)
+        return json.loads(text) if text.lstrip().startswith("{") else None
+    except (yaml.YAMLError, json.JSONDecodeError):
+        return None
+
+
 def load_tool_list(path: Path) -> list[ToolCard]:
-    """A JSON tool list file (or JSONL, one tool per line)."""
+    """A JSON tool list file (or JSONL, one tool per line), or an OpenAPI / Swagger document
+    (JSON or YAML): one card per operation."""
     if not path.is_file():
         raise InputError(
             f"Tool file {path} does not exist.",
             hint="Pass a JSON list of {name, description, parameters} objects.",
         )
     text = path.read_text(encoding="utf-8")
+    whole = _parse_whole(path, text)
+    if isinstance(whole, dict) and ("openapi" in whole or "swagger" in whole):
+        return cards_from_openapi(whole)
+    if isinstance(whole, list) and path.suffix.lower() in (".yaml", ".yml"):
+        return dedupe([card_from_dict(i) for i in whole if isinstance(i, dict)])
     try:
         items = (
             json.loads(text)
