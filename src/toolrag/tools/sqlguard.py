@@ -11,12 +11,14 @@ early, precise refusals the model can act on.
 from __future__ import annotations
 
 import difflib
+import functools
+import re
 import unicodedata
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 
 from toolrag.tools.result import ErrorCode
@@ -73,6 +75,7 @@ _FORBIDDEN_FUNCTIONS = frozenset(
     }
 )
 _FORBIDDEN_PREFIXES = ("pg_", "pragma_", "sqlite_", "lo_", "dblink", "txid_", "current_setting")
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 @dataclass
@@ -114,6 +117,15 @@ def _check_text(sql: str) -> str:
             f"The SQL is {len(text)} characters long; the limit is {MAX_SQL_CHARS}.",
             "Write a shorter query: select the columns you need and filter with WHERE.",
         )
+    if text.isascii():  # the common case: only C0 controls and DEL can hide anything
+        bad = _ASCII_CONTROL.search(text)
+        if bad:
+            raise SQLRejected(
+                ErrorCode.INVALID_ARGUMENT,
+                f"The SQL contains the invisible or control character U+{ord(bad.group()):04X}.",
+                "Retype the query in plain ASCII.",
+            )
+        return text
     for ch in text:
         cat = unicodedata.category(ch)
         if (cat == "Cc" and ch not in "\t\n\r") or cat in ("Cf", "Co", "Cs"):
@@ -132,6 +144,11 @@ def _check_text(sql: str) -> str:
     return text
 
 
+@functools.cache
+def _dialect(name: str) -> Dialect:
+    return Dialect.get_or_raise(name)
+
+
 def check_select(
     sql: str,
     dialect: str = "sqlite",
@@ -145,7 +162,7 @@ def check_select(
     """
     text = _check_text(sql)
     try:
-        statements = [s for s in sqlglot.parse(text, read=dialect) if s is not None]
+        statements = [s for s in _dialect(dialect).parse(text) if s is not None]
     except (ParseError, TokenError) as exc:
         first = str(exc).splitlines()[0][:300]
         raise SQLRejected(
@@ -172,7 +189,9 @@ def check_select(
             f"Only SELECT queries are allowed; this statement is {tree.key.upper()}.",
             "This database is read-only: ask a SELECT question instead.",
         )
-    for node in tree.walk():
+    ctes: set[str] = set()
+    table_nodes: list[exp.Table] = []
+    for node in tree.walk():  # one pass over the tree: forbidden nodes, functions, tables
         if isinstance(node, _FORBIDDEN_NODES):
             raise SQLRejected(
                 ErrorCode.FORBIDDEN,
@@ -187,9 +206,12 @@ def check_select(
                     f"The function {name}() is not allowed (side effects, files or sessions).",
                     "Use ordinary SQL functions: aggregates, string, date and math functions.",
                 )
-    ctes = {str(c.alias_or_name).lower() for c in tree.find_all(exp.CTE)}
+        elif isinstance(node, exp.Table):
+            table_nodes.append(node)
+        elif isinstance(node, exp.CTE):
+            ctes.add(str(node.alias_or_name).lower())
     tables: list[str] = []
-    for table in tree.find_all(exp.Table):
+    for table in table_nodes:
         if isinstance(table.this, exp.Func):
             continue  # a table-valued function: its name was checked above
         name = str(table.name).lower()
@@ -221,3 +243,44 @@ def check_select(
                 f"{hint}Use one of these tables: {listing}.",
             )
     return CheckedSQL(sql=text, tables=tables)
+
+
+class SelectGuard:
+    """Layer 1 for one database and allow-list, with a verdict cache keyed by the exact text.
+
+    Agents repeat queries (retries, repair turns, batch runs over similar questions); a
+    statement already judged is not parsed again. The verdict depends only on the text, the
+    dialect and the table lists, all fixed for one guard, so a cached verdict is the verdict.
+    ``cache_size=0`` parses every call.
+    """
+
+    def __init__(
+        self,
+        dialect: str,
+        allowed_tables: Collection[str] | None,
+        known_tables: Collection[str] | None,
+        cache_size: int = 1024,
+    ) -> None:
+        self.dialect = dialect
+        self.allowed_tables = None if allowed_tables is None else frozenset(allowed_tables)
+        self.known_tables = None if known_tables is None else frozenset(known_tables)
+        self._verdict = (
+            functools.lru_cache(maxsize=cache_size)(self._judge) if cache_size else self._judge
+        )
+
+    def _judge(self, sql: str) -> CheckedSQL | SQLRejected:
+        try:
+            return check_select(sql, self.dialect, self.allowed_tables, self.known_tables)
+        except SQLRejected as exc:
+            return exc
+
+    def check(self, sql: str) -> CheckedSQL:
+        """The checked statement, or :class:`SQLRejected` raised with the reason."""
+        verdict = self._verdict(sql)
+        if isinstance(verdict, SQLRejected):
+            raise replace(verdict)  # a fresh exception each time: no shared traceback
+        return verdict
+
+    def cache_info(self) -> str:
+        info = getattr(self._verdict, "cache_info", None)
+        return str(info()) if info else "no cache"
