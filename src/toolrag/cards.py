@@ -42,6 +42,12 @@ class ToolCard(BaseModel):
     deprecated_by: str | None = None
     tags: list[str] = Field(default_factory=list)
     pinned: bool = Field(False, description="Always offered, whatever the question.")
+    timeout_s: float | None = Field(
+        None, gt=0, description="Seconds a call may take (default: the tool_timeout_s setting)."
+    )
+    sensitive: list[str] = Field(
+        default_factory=list, description="Argument names the audit log masks whole."
+    )
 
     @property
     def id(self) -> str:
@@ -69,7 +75,9 @@ class ToolCard(BaseModel):
         return "\n".join(x for x in lines if x)
 
     def content_hash(self) -> str:
-        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        # what retrieval and lint read; execution limits (timeout, sensitive) do not re-embed
+        fields = self.model_dump(mode="json", exclude={"timeout_s", "sensitive"})
+        payload = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

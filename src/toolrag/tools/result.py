@@ -21,6 +21,8 @@ class ErrorCode(StrEnum):
     HTTP_ERROR = "HTTP_ERROR"  # the server answered with a 4xx/5xx status
     NETWORK_ERROR = "NETWORK_ERROR"  # no answer: refused connection, DNS, reset
     TOO_LARGE = "TOO_LARGE"  # an argument or body over the configured size
+    APPROVAL_DENIED = "APPROVAL_DENIED"  # a delete/external call a person did not approve
+    CONFLICT = "CONFLICT"  # an idempotency key reused with other arguments
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
@@ -49,6 +51,7 @@ class ToolResult(BaseModel):
     suggestion: str | None = None
     sources: list[Source] = Field(default_factory=list, exclude=True)
     truncated: bool = False
+    idempotent_replay: bool = False
 
     @classmethod
     def ok(
@@ -83,8 +86,9 @@ class ToolResult(BaseModel):
     def render(self, max_chars: int = 6000) -> str:
         """Compact JSON for the model's observation, without empty fields."""
         payload = self.model_dump(mode="json", exclude_none=True)
-        if not payload.get("truncated"):
-            payload.pop("truncated", None)
+        for flag in ("truncated", "idempotent_replay"):
+            if not payload.get(flag):
+                payload.pop(flag, None)
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
         if len(text) > max_chars:
             text = text[:max_chars] + '..."} [truncated]'

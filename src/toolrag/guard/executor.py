@@ -1,0 +1,322 @@
+"""``ToolGuard``: the one door every tool call goes through.
+
+In order, for each call: resolve the tool by name (an unknown name gets the closest real ones),
+check the agent profile, bound and validate the arguments against the tool's schema, stop
+``delete`` and ``external`` calls at the approval gate, deduplicate ``write`` calls by
+idempotency key, run the tool under its timeout, cap the result, and write one audit record.
+Whatever happens comes back as a :class:`~toolrag.tools.result.ToolResult`; nothing raises
+into the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import logging
+import time
+import uuid
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from llama_index.core.tools import BaseTool
+from pydantic import ValidationError
+
+from toolrag.cards import ToolCard
+from toolrag.guard.audit import AuditLog
+from toolrag.guard.idempotency import IdempotencyStore
+from toolrag.guard.policy import GATED, AgentProfile, ApprovalRequest, Approver
+from toolrag.guard.redact import redact
+from toolrag.guard.timeouts import run_with_timeout
+from toolrag.tools.result import ErrorCode, ToolResult
+
+log = logging.getLogger(__name__)
+
+MAX_ARGUMENT_CHARS = 20_000
+MAX_RESULT_CHARS = 200_000
+
+
+def _describe(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(x) for x in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+    )
+
+
+def _as_result(raw: Any, is_error: bool, content: str) -> ToolResult:
+    if isinstance(raw, ToolResult):
+        return raw
+    if is_error:
+        return ToolResult.fail(ErrorCode.INTERNAL_ERROR, content[:2000] or "The tool failed.")
+    return ToolResult.ok(raw if raw is not None else content)
+
+
+def _cap(result: ToolResult, max_chars: int) -> ToolResult:
+    """A result whose data is over ``max_chars`` of JSON is cut there and flagged."""
+    if result.data is None:
+        return result
+    text = json.dumps(result.data, default=str, ensure_ascii=False)
+    if len(text) <= max_chars:
+        return result
+    capped = result.model_copy(
+        update={
+            "data": text[:max_chars],
+            "truncated": True,
+            "suggestion": f"The result was {len(text):,} characters and was cut at "
+            f"{max_chars:,}: ask for less (filter, aggregate or lower the limit).",
+        }
+    )
+    return capped
+
+
+class ToolGuard:
+    """Executes tools by name for one agent, with its profile, approver and stores."""
+
+    def __init__(
+        self,
+        tools: Sequence[BaseTool],
+        cards: Sequence[ToolCard],
+        *,
+        audit: AuditLog | None = None,
+        store: IdempotencyStore | None = None,
+        approver: Approver | None = None,
+        profile: AgentProfile | None = None,
+        agent: str = "toolrag",
+        default_timeout_s: float = 10.0,
+        inline_tools: Collection[str] = (),
+        max_result_chars: int = MAX_RESULT_CHARS,
+    ) -> None:
+        by_name = {c.name: c for c in cards}
+        self._tools: dict[str, tuple[BaseTool, ToolCard]] = {}
+        for tool in tools:
+            name = tool.metadata.get_name()
+            card = by_name.get(name) or ToolCard(name=name, description=tool.metadata.description)
+            self._tools[name] = (tool, card)
+        self.audit = audit
+        self.store = store
+        self.approver = approver
+        self.profile = profile or AgentProfile()
+        self.agent = agent
+        self.default_timeout_s = default_timeout_s
+        self.inline_tools = set(inline_tools)
+        self.max_result_chars = max_result_chars
+
+    # --- what this agent may use ------------------------------------------------------------------
+    def card(self, name: str) -> ToolCard | None:
+        entry = self._tools.get(name)
+        return entry[1] if entry else None
+
+    def permitted(self, name: str) -> bool:
+        entry = self._tools.get(name)
+        return entry is not None and self.profile.permits(entry[1])
+
+    def permitted_names(self) -> list[str]:
+        return [n for n in self._tools if self.permitted(n)]
+
+    def needs_approval(self, name: str) -> bool:
+        card = self.card(name)
+        return card is not None and card.side_effect in GATED
+
+    def approval_request(
+        self, name: str, arguments: dict[str, Any], run_id: str = ""
+    ) -> ApprovalRequest:
+        card = self.card(name) or ToolCard(name=name)
+        return ApprovalRequest(
+            tool=name,
+            side_effect=card.side_effect,
+            arguments=redact(arguments, card.sensitive),
+            description=card.description.split(". ")[0][:200],
+            run_id=run_id,
+        )
+
+    # --- calling ----------------------------------------------------------------------------------
+    async def acall(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        run_id: str = "",
+        step: int = 0,
+        approved: bool | None = None,
+    ) -> ToolResult:
+        return await asyncio.to_thread(
+            self.call, name, arguments, run_id=run_id, step=step, approved=approved
+        )
+
+    def call(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        run_id: str = "",
+        step: int = 0,
+        approved: bool | None = None,
+    ) -> ToolResult:
+        """Run ``name`` with ``arguments`` through every check; always a ToolResult.
+
+        ``approved``: a person's decision taken elsewhere (the workflow's
+        ``HumanResponseEvent``); None asks the guard's ``approver``, and without one a gated
+        call is refused.
+        """
+        started = time.perf_counter()
+        arguments = dict(arguments or {})
+        entry = self._tools.get(name)
+        card = entry[1] if entry else ToolCard(name=str(name)[:100], version="-")
+        status, result = self._call(entry, name, arguments, run_id, step, approved)
+        if self.audit is not None:
+            try:
+                self.audit.record(
+                    agent=f"{self.agent}/{self.profile.name}",
+                    run_id=run_id,
+                    tool=card.name,
+                    version=card.version,
+                    side_effect=card.side_effect,
+                    arguments=arguments,
+                    status=status,
+                    error_code=result.error_code.value if result.error_code else None,
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                    sensitive=tuple(card.sensitive),
+                )
+            except Exception:  # an audit failure is logged, never hidden behind a result
+                log.exception("audit record for %s failed", name)
+        return result
+
+    def _call(
+        self,
+        entry: tuple[BaseTool, ToolCard] | None,
+        name: str,
+        arguments: dict[str, Any],
+        run_id: str,
+        step: int,
+        approved: bool | None,
+    ) -> tuple[str, ToolResult]:
+        if entry is None or not self.profile.permits(entry[1]):
+            return "refused", self._unknown(name, known=entry is not None)
+        tool, card = entry
+        size = len(json.dumps(arguments, default=str))
+        if size > MAX_ARGUMENT_CHARS:
+            return "refused", ToolResult.fail(
+                ErrorCode.TOO_LARGE,
+                f"The arguments of {name} are {size:,} characters; the limit is "
+                f"{MAX_ARGUMENT_CHARS:,}.",
+                suggestion="Pass short arguments: names, ids and filters, not documents.",
+            )
+        checked = self._validate(tool, arguments)
+        if isinstance(checked, ToolResult):
+            return "refused", checked
+        if card.side_effect in GATED:
+            decision = approved
+            if decision is None and self.approver is not None:
+                try:
+                    decision = bool(self.approver(self.approval_request(name, arguments, run_id)))
+                except Exception:
+                    log.exception("approver failed for %s", name)
+                    decision = False
+            if not decision:
+                return "denied", ToolResult.fail(
+                    ErrorCode.APPROVAL_DENIED,
+                    f"{name} is a {card.side_effect} action and a person did not approve "
+                    "this call, so it did not run.",
+                    suggestion="Tell the user what you wanted to do and why; do not retry.",
+                    recoverable=False,
+                )
+        key = None
+        if card.side_effect == "write" and self.store is not None:
+            key = str(arguments.get("idempotency_key") or "")
+            if not key:  # derived from the run and the step: a retried step replays
+                key = f"{run_id}:{step}:{name}" if run_id else f"adhoc:{uuid.uuid4()}"
+            timeout = card.timeout_s or self.default_timeout_s
+            claim = self.store.claim(key, name, checked, wait_s=timeout + 5)
+            if claim.conflict:
+                return "refused", ToolResult.fail(
+                    ErrorCode.CONFLICT,
+                    claim.conflict,
+                    suggestion="Use a new idempotency_key for a different write.",
+                    recoverable=False,
+                )
+            if claim.replay is not None:
+                replayed = ToolResult.model_validate_json(claim.replay)
+                replayed.idempotent_replay = True
+                return "replayed", replayed
+            schema = tool.metadata.fn_schema
+            if schema is not None and "idempotency_key" in schema.model_fields:
+                checked["idempotency_key"] = key
+        result = self._run(tool, card, checked)
+        if key is not None and self.store is not None:
+            if result.success:
+                self.store.complete(key, result.model_dump_json())
+            else:
+                self.store.release(key)
+        status = "ok" if result.success else "error"
+        if result.error_code == ErrorCode.TIMEOUT:
+            status = "timeout"
+        return status, _cap(result, self.max_result_chars)
+
+    def _unknown(self, name: str, known: bool) -> ToolResult:
+        names = self.permitted_names()
+        close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.4)
+        listing = ", ".join(close or names[:8])
+        if known:
+            return ToolResult.fail(
+                ErrorCode.FORBIDDEN,
+                f"The tool {name!r} is not permitted for the profile {self.profile.name!r}.",
+                suggestion=f"Use one of: {listing}." if listing else "Answer without it.",
+                recoverable=False,
+            )
+        return ToolResult.fail(
+            ErrorCode.UNKNOWN_TOOL,
+            f"There is no tool named {str(name)[:100]!r}.",
+            suggestion=f"Did you mean: {listing}?" if listing else "Answer without a tool.",
+        )
+
+    @staticmethod
+    def _validate(tool: BaseTool, arguments: dict[str, Any]) -> dict[str, Any] | ToolResult:
+        schema = tool.metadata.fn_schema
+        if schema is None:
+            return arguments
+        fields = schema.model_fields
+        try:
+            model = schema.model_validate({k: v for k, v in arguments.items() if k in fields})
+        except ValidationError as exc:
+            wanted = ", ".join(f"{k}{'' if f.is_required() else '?'}" for k, f in fields.items())
+            name = tool.metadata.get_name()
+            return ToolResult.fail(
+                ErrorCode.INVALID_ARGUMENT,
+                f"Invalid arguments for {name}: {_describe(exc)}",
+                suggestion=f"Call {name} with arguments ({wanted}) of the documented types.",
+            )
+        values = {k: getattr(model, k) for k in model.model_fields_set}
+        unknown = {k: v for k, v in arguments.items() if k not in fields}
+        return {**values, **unknown}
+
+    def _run(self, tool: BaseTool, card: ToolCard, arguments: dict[str, Any]) -> ToolResult:
+        timeout = card.timeout_s or self.default_timeout_s
+
+        def invoke() -> ToolResult:
+            output = tool(**arguments)
+            return _as_result(output.raw_output, output.is_error, str(output.content or ""))
+
+        if card.name in self.inline_tools:  # the tool enforces its own deadline
+            try:
+                return invoke()
+            except Exception as exc:
+                return self._crashed(card.name, exc)
+        outcome = run_with_timeout(invoke, timeout)
+        if outcome.timed_out:
+            return ToolResult.fail(
+                ErrorCode.TIMEOUT,
+                f"{card.name} did not finish within {timeout:g} s and was stopped.",
+                suggestion="Try narrower arguments, or another tool.",
+            )
+        if outcome.error is not None:
+            return self._crashed(card.name, outcome.error)
+        result: ToolResult = outcome.value
+        return result
+
+    @staticmethod
+    def _crashed(name: str, exc: BaseException) -> ToolResult:
+        log.warning("tool %s raised %s: %s", name, type(exc).__name__, exc)
+        return ToolResult.fail(
+            ErrorCode.INTERNAL_ERROR,
+            f"{name} failed: {type(exc).__name__}: {str(exc)[:300]}",
+            suggestion="Try different arguments or another tool.",
+        )
