@@ -41,8 +41,13 @@ def sample_index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def sample_settings(sample_index_dir: Path) -> Settings:
-    return Settings(data_dir=DATA, index_dir=sample_index_dir, llm_provider="scripted")
+def sample_settings(sample_index_dir: Path, tmp_path: Path) -> Settings:
+    return Settings(
+        data_dir=DATA,
+        index_dir=sample_index_dir,
+        state_dir=tmp_path / "state",
+        llm_provider="scripted",
+    )
 
 
 @pytest.fixture

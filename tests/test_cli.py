@@ -85,7 +85,7 @@ def test_ask_json_prints_only_json(sample_settings: Settings, tmp_path: Path) ->
     )
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)  # stdout is exactly one JSON object
-    assert set(payload) == {"answer", "sources", "trace"}
+    assert set(payload) == {"answer", "sources", "trace", "approvals", "run_id"}
     assert "2025-12-12" in payload["answer"]
     assert payload["trace"][0]["tool"] == "get_project_schedule"
     assert payload["trace"][0]["arguments"] == {"project": "Cedar Valley Fire Station 7"}
@@ -96,3 +96,35 @@ def test_ask_json_prints_only_json(sample_settings: Settings, tmp_path: Path) ->
 def test_help_and_config(args: list[str]) -> None:
     proc = run_cli(*args)
     assert proc.returncode == 0 and proc.stdout
+
+
+def test_audit_tail_and_summary(tmp_path: Path) -> None:
+    from toolrag.guard import AuditLog
+
+    env = {"TOOLRAG_STATE_DIR": str(tmp_path)}
+    missing = run_cli("audit", "tail", env=env)
+    assert missing.returncode == 1 and "No audit log" in missing.stderr
+    log = AuditLog(tmp_path / "audit.sqlite")
+    for ms, status in [(3.0, "ok"), (5.0, "ok"), (40.0, "timeout")]:
+        log.record(
+            agent="toolrag/default", run_id="run-1", tool="list_rfis", version="1",
+            side_effect="read", arguments={"note": "mail ann@example.com"}, status=status,
+            error_code="TIMEOUT" if status == "timeout" else None, latency_ms=ms,
+        )  # fmt: skip
+    log.record(
+        agent="toolrag/reader", run_id="run-2", tool="cancel_inspection", version="1",
+        side_effect="delete", arguments={"inspection_id": "INSP-101-06"}, status="denied",
+        error_code="APPROVAL_DENIED", latency_ms=0.2,
+    )  # fmt: skip
+    tail = run_cli("audit", "tail", "-n", "2", "--json", env=env)
+    assert tail.returncode == 0, tail.stderr
+    rows = [json.loads(line) for line in tail.stdout.splitlines()]
+    assert [r["status"] for r in rows] == ["timeout", "denied"]
+    assert rows[0]["arguments"] == {"note": "mail [REDACTED-EMAIL]"}
+    summary = run_cli("audit", "summary", "--json", env=env)
+    stats = {s["tool"]: s for s in map(json.loads, summary.stdout.splitlines())}
+    assert stats["list_rfis"]["calls"] == 3 and stats["list_rfis"]["errors"] == 1
+    assert stats["list_rfis"]["p50_ms"] == 5.0 and stats["list_rfis"]["p95_ms"] == 40.0
+    assert stats["cancel_inspection"]["refused"] == 1
+    table = run_cli("audit", "summary", env=env)
+    assert "list_rfis" in table.stdout and "p95" in table.stdout

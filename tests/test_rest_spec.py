@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from llama_index.core.tools import FunctionTool
 
+from toolrag.tools.approval import approved
 from toolrag.tools.openapi_doc import load_document, tool_name
 from toolrag.tools.rest import OpenAPIToolSpec, RestAPIConfig
 from toolrag.tools.result import ErrorCode, ToolResult
@@ -98,8 +99,13 @@ def test_auth_header_is_sent_but_never_echoed(hb_tools: dict[str, FunctionTool])
 
 
 def test_delete_actions_wait_for_a_person(hb_tools: dict[str, FunctionTool]) -> None:
-    result = call(hb_tools, "delete_anything")
-    assert result.error_code == ErrorCode.FORBIDDEN and "approval" in (result.error_message or "")
+    result = call(hb_tools, "delete_anything")  # called around the guard: refused
+    assert result.error_code == ErrorCode.APPROVAL_DENIED
+    assert "approval" in (result.error_message or "")
+    with approved("delete_anything"):  # what the guard does after a person said yes
+        assert call(hb_tools, "delete_anything").success
+    with approved("other_tool"):
+        assert not call(hb_tools, "delete_anything").success
 
 
 def test_tool_names_are_verb_noun() -> None:

@@ -24,6 +24,10 @@ FIELD_API_TOOLS = {
     "list_rfis",
     "get_rfi_status",
     "add_inspection_note",
+    "create_rfi_draft",
+    "update_rfi_status",
+    "cancel_inspection",
+    "submit_change_order",
 }
 
 

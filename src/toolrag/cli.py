@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from toolrag.cli_audit import audit_app
 from toolrag.cli_eval import eval_app
 from toolrag.cli_tools import tools_app
 from toolrag.errors import ToolragError
@@ -32,6 +33,7 @@ app.add_typer(config_app, name="config")
 app.add_typer(eval_app, name="eval")
 app.add_typer(model_app, name="model")
 app.add_typer(tools_app, name="tools")
+app.add_typer(audit_app, name="audit")
 
 out = Console()
 err = Console(stderr=True)
@@ -193,14 +195,27 @@ def ask(
     question: Annotated[str, typer.Argument(help="The question to answer.")],
     trace: Annotated[bool, typer.Option("--trace", help="Print the tool-call trace.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    approve: Annotated[
+        bool | None,
+        typer.Option(
+            "--approve/--deny",
+            help="Decide delete/external tool calls for a script: approve all, or deny all. "
+            "Default: the approval setting (deny; 'prompt' asks on the terminal).",
+        ),
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option(help="Agent profile to run as (least privilege).")
+    ] = None,
     data_dir: DataDir = None,
     index_dir: IndexDir = None,
 ) -> None:
-    """Answer a question with the ReActAgent over the content tools."""
+    """Answer a question with the ReActAgent over the toolbox's tools."""
     from toolrag.toolbox import Toolbox
 
+    approval = None if approve is None else ("approve" if approve else "deny")
     try:
-        answer = Toolbox(_settings(data_dir, index_dir)).ask(question)
+        settings = _settings(data_dir, index_dir, approval=approval, profile=profile)
+        answer = Toolbox(settings).ask(question)
     except ToolragError as exc:
         _fail(exc)
         return
@@ -209,6 +224,8 @@ def ask(
             "answer": answer.answer,
             "sources": [s.model_dump(mode="json") for s in answer.sources],
             "trace": [s.model_dump(mode="json") for s in answer.trace],
+            "approvals": answer.approvals,
+            "run_id": answer.run_id,
         }
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
         return
@@ -245,7 +262,7 @@ def serve_api(
 
     settings = _settings(data_dir, None)
     err.print(f"field API on http://127.0.0.1:{port} (docs at /docs); Ctrl-C stops it")
-    serve(settings.data_dir, host="127.0.0.1", port=port)
+    serve(settings.data_dir, host="127.0.0.1", port=port, state_path=settings.field_api_state)
 
 
 @app.command()

@@ -1,6 +1,9 @@
-"""How tools are shown to the ReAct model: a compact argument list instead of JSON Schema.
+"""How tools and their results are shown to the ReAct model.
 
-The stock ReAct prompt prints each tool's full JSON Schema. A small local model then sometimes
+Tool results are fenced in ``<tool_output>`` tags and the system prompt says that text inside
+them is data, never instructions (tool poisoning). Tools get a compact argument list instead of
+JSON Schema:
+the stock ReAct prompt prints each tool's full JSON Schema. A small local model then sometimes
 copies the schema itself into ``Action Input`` (``{"properties": {...}, "type": "object"}``)
 instead of filling in values. A one-line-per-argument list carries the same facts (name, type,
 required or optional, allowed values, description), reads like a function signature, and costs
@@ -64,6 +67,17 @@ def tool_description(tool: BaseTool) -> str:
     )
 
 
+FENCE_OPEN, FENCE_CLOSE = "<tool_output>", "</tool_output>"
+
+
+def fence(observation: str) -> str:
+    """A tool's output fenced and marked as data, so that text inside it (a poisoned document
+    saying "ignore previous instructions and call …") reads as content, not as orders. A
+    closing tag inside the output is neutralised so it cannot end the fence early."""
+    body = observation.replace(FENCE_CLOSE, "</tool_output >").replace(FENCE_OPEN, "<tool_output >")
+    return f"Observation: {FENCE_OPEN}\n{body}\n{FENCE_CLOSE}"
+
+
 class CompactReActFormatter(ReActChatFormatter):
     """The stock ReAct formatter, with :func:`tool_description` blocks for the tools."""
 
@@ -80,12 +94,9 @@ class CompactReActFormatter(ReActChatFormatter):
         if self.context:
             format_args["context"] = self.context
         history = [
-            ChatMessage(
-                role=self.observation_role
-                if isinstance(step, ObservationReasoningStep)
-                else MessageRole.ASSISTANT,
-                content=step.get_content(),
-            )
+            ChatMessage(role=self.observation_role, content=fence(str(step.observation)))
+            if isinstance(step, ObservationReasoningStep)
+            else ChatMessage(role=MessageRole.ASSISTANT, content=step.get_content())
             for step in current_reasoning or []
         ]
         return [

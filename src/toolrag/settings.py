@@ -21,6 +21,7 @@ from pydantic_settings import (
 
 from toolrag.corpus.base import ContentType
 from toolrag.errors import ConfigError
+from toolrag.guard.policy import AgentProfile
 
 ALL_CONTENT_TYPES: tuple[ContentType, ...] = ("documents", "blueprints", "schedules")
 
@@ -80,6 +81,11 @@ class Settings(BaseSettings):
     # --- paths ---------------------------------------------------------------------------------
     data_dir: Path = Field(Path("data"), description="Sample or user data to index.")
     index_dir: Path = Field(Path("indexes"), description="Where LanceDB tables are stored.")
+    state_dir: Path = Field(
+        Path("state"),
+        description="SQLite files of the audit log, the idempotency keys and the field API's "
+        "writes.",
+    )
     cache_dir: Path = Field(default_factory=_default_cache_dir, description="Model cache.")
     projects_file: Path | None = Field(
         None, description="YAML with a 'projects' list (code, name); default data_dir/domain.yaml."
@@ -111,6 +117,17 @@ class Settings(BaseSettings):
     chunk_overlap: int = Field(30, ge=0)
     max_iterations: int = Field(6, ge=1, le=50, description="Agent steps before a graceful stop.")
     tool_timeout_s: float = Field(10.0, gt=0, description="Default per-tool timeout.")
+    profile: str = Field("default", description="The agent profile the toolbox runs as.")
+    profiles: dict[str, AgentProfile] = Field(
+        default_factory=dict,
+        description="Agent profiles by name (tools, tags, side_effects); an unnamed 'default' "
+        "permits every tool.",
+    )
+    approval: Literal["deny", "approve", "prompt"] = Field(
+        "deny",
+        description="Who decides delete/external calls when no approve callback is given: "
+        "deny them, approve them (trusted scripts), or prompt on the terminal.",
+    )
     question_timeout_s: float = Field(300.0, gt=0, description="Timeout of one whole question.")
 
     @classmethod
@@ -146,6 +163,22 @@ class Settings(BaseSettings):
     @property
     def sample_db_path(self) -> Path:
         return self.index_dir / "construction.sqlite"
+
+    @property
+    def field_api_state(self) -> Path:
+        return self.state_dir / "field_api.sqlite"
+
+    def active_profile(self) -> AgentProfile:
+        """The profile named by ``profile``; 'default' permits every tool unless defined."""
+        if self.profile in self.profiles:
+            return self.profiles[self.profile].model_copy(update={"name": self.profile})
+        if self.profile == "default":
+            return AgentProfile()
+        raise ConfigError(
+            f"The profile {self.profile!r} is not defined.",
+            hint=f"Define it under [profiles.{self.profile}] in toolrag.toml, or use one of: "
+            + ", ".join(["default", *self.profiles]),
+        )
 
     @property
     def resolved_database_url(self) -> str:

@@ -26,6 +26,9 @@ from toolrag.corpus import LOADERS
 from toolrag.corpus.base import ContentType
 from toolrag.embeddings import make_embedding
 from toolrag.errors import IndexMissingError, InputError
+from toolrag.guard import AuditLog, IdempotencyStore, ToolGuard
+from toolrag.guard.policy import Approver, approve_all
+from toolrag.guarded_tools import RunState, guarded_tools
 from toolrag.knowledge import ContentIndex, ProgressFn, SyncReport
 from toolrag.llms import Turn, make_llm
 from toolrag.projects import ProjectCatalog
@@ -36,6 +39,7 @@ from toolrag.tool_retriever import make_tool_retriever
 from toolrag.toolindex import ToolIndex
 from toolrag.tools.content import CONTENT_TOOL_TYPES, ContentToolSpec
 from toolrag.tools.rest import OpenAPIToolSpec, load_rest_configs
+from toolrag.tools.result import ToolResult
 from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
 
 T = TypeVar("T")
@@ -63,8 +67,12 @@ class Toolbox:
         llm: LLM | None = None,
         embed: BaseEmbedding | None = None,
         scripted_turns: Sequence[Turn] | None = None,
+        approve: Approver | None = None,
     ) -> None:
+        """``approve(request) -> bool`` decides delete/external calls (default: the
+        ``approval`` setting, which denies them)."""
         self.settings = settings or Settings()
+        self.approve = approve
         self._llm = llm
         self._embed = embed
         self._scripted_turns = scripted_turns
@@ -238,11 +246,46 @@ class Toolbox:
         index.sync(self.cards())
         return index
 
-    def tool_retriever(self) -> ObjectRetriever[BaseTool]:
-        """The agent's ``tool_retriever``: the top ``tool_top_k`` tools for each question."""
+    @cached_property
+    def guard(self) -> ToolGuard:
+        """The one door of every tool call: the active profile, the approval gate, idempotent
+        writes, timeouts and the audit log (SQLite files in ``state_dir``)."""
+        state = self.settings.state_dir
+        inline = [t.metadata.get_name() for t in self._spec_tools()]  # own deadlines
+        return ToolGuard(
+            self.tools(),
+            self.cards(),
+            audit=AuditLog(state / "audit.sqlite"),
+            store=IdempotencyStore(state / "idempotency.sqlite"),
+            approver=self.approver(),
+            profile=self.settings.active_profile(),
+            default_timeout_s=self.settings.tool_timeout_s,
+            inline_tools=inline,
+        )
+
+    def approver(self) -> Approver | None:
+        """The ``approve`` callback, else the ``approval`` setting (None: deny)."""
+        if self.approve is not None:
+            return self.approve
+        if self.settings.approval == "approve":
+            return approve_all
+        if self.settings.approval == "prompt":
+            from toolrag.cli_approval import prompt_approval
+
+            return prompt_approval
+        return None
+
+    def call(self, name: str, **arguments: Any) -> ToolResult:
+        """Call one tool by name through the guard (profile, approval, idempotency, audit)."""
+        return self.guard.call(name, arguments, run_id="api")
+
+    def tool_retriever(self, run: RunState | None = None) -> ObjectRetriever[BaseTool]:
+        """The agent's ``tool_retriever``: the top ``tool_top_k`` permitted tools for each
+        question, each called through the guard for ``run``."""
         pinned = [c.name for c in self.tool_index.cards.values() if c.pinned]
+        tools = guarded_tools(self.guard, self.tools(), run or RunState())
         return make_tool_retriever(
-            self.tool_index, self.tools(), k=self.settings.tool_top_k, pinned=pinned
+            self.tool_index, tools, k=self.settings.tool_top_k, pinned=pinned
         )
 
     # --- asking ---------------------------------------------------------------------------------
@@ -262,8 +305,15 @@ class Toolbox:
                 "The toolbox has no tools: no content types, database or REST API.",
                 hint="Set TOOLRAG_CONTENT_TYPES, TOOLRAG_DATABASE_URL or toolspecs/rest.yaml.",
             )
-        agent = build_agent([], self.llm, tool_retriever=self.tool_retriever())
-        return await run_agent(agent, question, max_iterations=self.settings.max_iterations)
+        run = RunState()
+        agent = build_agent([], self.llm, tool_retriever=self.tool_retriever(run))
+        return await run_agent(
+            agent,
+            question,
+            max_iterations=self.settings.max_iterations,
+            approver=self.approver(),
+            run_id=run.run_id,
+        )
 
     def ask(self, question: str) -> Answer:
         """Sync form of :meth:`aask` (works in scripts and in notebook cells)."""

@@ -11,6 +11,7 @@ into the agent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import json
 import logging
@@ -28,6 +29,7 @@ from toolrag.guard.idempotency import IdempotencyStore
 from toolrag.guard.policy import GATED, AgentProfile, ApprovalRequest, Approver
 from toolrag.guard.redact import redact
 from toolrag.guard.timeouts import run_with_timeout
+from toolrag.tools.approval import approved
 from toolrag.tools.result import ErrorCode, ToolResult
 
 log = logging.getLogger(__name__)
@@ -239,7 +241,9 @@ class ToolGuard:
                 return "replayed", replayed
             schema = tool.metadata.fn_schema
             if schema is not None and "idempotency_key" in schema.model_fields:
-                checked["idempotency_key"] = key
+                checked["idempotency_key"] = key  # the service can deduplicate too
+            else:
+                checked.pop("idempotency_key", None)
         result = self._run(tool, card, checked)
         if key is not None and self.store is not None:
             if result.success:
@@ -292,7 +296,9 @@ class ToolGuard:
         timeout = card.timeout_s or self.default_timeout_s
 
         def invoke() -> ToolResult:
-            output = tool(**arguments)
+            # a gated tool checks for itself that this very call was approved
+            with approved(card.name) if card.side_effect in GATED else contextlib.nullcontext():
+                output = tool(**arguments)
             return _as_result(output.raw_output, output.is_error, str(output.content or ""))
 
         if card.name in self.inline_tools:  # the tool enforces its own deadline

@@ -8,7 +8,6 @@ so the API agrees with the database and the documents. Its OpenAPI document, exp
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -17,7 +16,11 @@ from fastapi import FastAPI, Header, HTTPException, Query
 from fastapi import Path as PathParam
 from pydantic import BaseModel, ConfigDict, Field
 
-Result = Literal["passed", "failed", "partial"]
+from toolrag.sample_api.state import FieldState
+
+Result = Literal["passed", "failed", "partial", "scheduled", "cancelled"]
+Recipient = Literal["owner", "architect", "lender"]
+Key = Annotated[str | None, Header(description="Repeat-safe key for this write.")]
 RfiStatus = Literal["open", "answered", "closed"]
 
 
@@ -54,7 +57,9 @@ class Inspection(BaseModel):
     date: dt.date = Field(description="Inspection date.")
     type: str = Field(description="What was inspected.")
     inspector: str = Field(description="The authority that inspected.")
-    result: Result = Field(description="passed, failed or partial.")
+    result: Result = Field(
+        description="passed, failed, partial; scheduled (not yet held) or cancelled."
+    )
     notes: str = Field(description="The inspector's findings.")
 
 
@@ -93,6 +98,45 @@ class Note(NoteIn):
     inspection_id: str = Field(description="The inspection the note belongs to.")
 
 
+class RfiDraftIn(BaseModel):
+    project: str = Field(description="Project code (GRB-101) or name.")
+    subject: str = Field(min_length=3, max_length=200, description="What the RFI asks about.")
+    question: str = Field(min_length=3, max_length=4000, description="The question itself.")
+
+
+class RfiDraft(BaseModel):
+    draft_id: str = Field(description="Draft id, e.g. DRAFT-0001 (numbered when sent).")
+    project: str = Field(description="Project code.")
+    subject: str = Field(description="What the RFI asks about.")
+    question: str = Field(description="The question.")
+    status: Literal["draft"] = Field(description="Always draft: a person sends it.")
+
+
+class RfiStatusIn(BaseModel):
+    status: RfiStatus = Field(description="The new status: open, answered or closed.")
+    note: str | None = Field(None, max_length=2000, description="Why the status changed.")
+
+
+class CancelledInspection(BaseModel):
+    id: str = Field(description="The cancelled inspection's id.")
+    project: str = Field(description="Project code.")
+    date: dt.date = Field(description="The date it was scheduled for.")
+    result: Literal["cancelled"] = Field(description="Always cancelled.")
+
+
+class SubmissionIn(BaseModel):
+    recipient: Recipient = Field(description="Who receives it: owner, architect or lender.")
+    note: str | None = Field(None, max_length=2000, description="Cover note for the recipient.")
+
+
+class Submission(BaseModel):
+    submission_id: str = Field(description="Submission reference, e.g. SUB-0001.")
+    change_order: str = Field(description="Change order number, e.g. CO-101-02.")
+    project: str = Field(description="Project code.")
+    amount: float = Field(description="Change order amount in USD.")
+    recipient: Recipient = Field(description="Who received it.")
+
+
 class Health(BaseModel):
     status: str
 
@@ -103,8 +147,13 @@ def _load(data_dir: Path) -> dict[str, Any]:
     return {"domain": domain, "site": site}
 
 
-def create_app(data_dir: Path) -> FastAPI:
-    """The FastAPI app over ``data_dir`` (domain.yaml + api/site.yaml); binds nothing."""
+def create_app(data_dir: Path, state_path: Path | None = None) -> FastAPI:
+    """The FastAPI app over ``data_dir`` (domain.yaml + api/site.yaml); binds nothing.
+
+    Writes (RFI drafts and status changes, cancelled inspections, change-order submissions,
+    notes) go to the SQLite file ``state_path``, or stay in memory without one.
+    """
+    state = FieldState(state_path)
     facts = _load(data_dir)
     domain, site = facts["domain"], facts["site"]
     as_of: dt.date = site["as_of"]
@@ -114,17 +163,21 @@ def create_app(data_dir: Path) -> FastAPI:
     status_by_code = {
         r.project: r.model_dump() for r in (SiteRecord(**s) for s in site["site_status"])
     }
-    notes: list[Note] = []
-    replies: dict[str, Note] = {}
-    lock = threading.Lock()
+    change_orders = {c["number"]: c for c in domain["change_orders"]}
+
+    def current(i: Inspection) -> Inspection:
+        row = state.execute(
+            "SELECT 1 FROM cancelled_inspections WHERE inspection_id = ?", (i.id,)
+        ).fetchone()
+        return i.model_copy(update={"result": "cancelled"}) if row else i
 
     app = FastAPI(
         title="Granite Ridge Builders field API",
         version="1.0.0",
         description=(
             "Field data of Granite Ridge Builders' projects as of 2025-12-15: daily site "
-            "status, building inspections, weather delays and RFI status. Read-only except "
-            "for inspection notes."
+            "status, building inspections, weather delays and RFI status; RFI drafts and "
+            "status changes, inspection notes, cancellations and change-order submissions."
         ),
         servers=[{"url": "http://127.0.0.1:8765"}],
     )
@@ -143,11 +196,14 @@ def create_app(data_dir: Path) -> FastAPI:
 
     def rfi(r: dict[str, Any]) -> Rfi:
         end = r.get("answer_date") or as_of
+        changed = state.execute(
+            "SELECT status FROM rfi_status WHERE number = ?", (r["number"],)
+        ).fetchone()
         return Rfi(
             number=r["number"],
             project=r["project"],
             subject=r["subject"],
-            status=r["status"],
+            status=changed[0] if changed else r["status"],
             asked_date=r["date"],
             answer_date=r.get("answer_date"),
             days_open=max(0, (end - r["date"]).days),
@@ -228,7 +284,7 @@ def create_app(data_dir: Path) -> FastAPI:
         code = project_or_404(project)["code"] if project else None
         return [
             i
-            for i in inspections
+            for i in map(current, inspections)
             if (code is None or i.project == code)
             and (result is None or i.result == result)
             and (since is None or i.date >= since)
@@ -247,7 +303,7 @@ def create_app(data_dir: Path) -> FastAPI:
     def get_inspection(
         inspection_id: Annotated[str, PathParam(description="Inspection id, e.g. INSP-101-02.")],
     ) -> Inspection:
-        for i in inspections:
+        for i in map(current, inspections):
             if i.id == inspection_id.strip().upper():
                 return i
         raise HTTPException(404, f"Unknown inspection {inspection_id!r}.")
@@ -300,11 +356,8 @@ def create_app(data_dir: Path) -> FastAPI:
         status: Annotated[RfiStatus | None, Query(description="open, answered or closed.")] = None,
     ) -> list[Rfi]:
         code = project_or_404(project)["code"] if project else None
-        return [
-            rfi(r)
-            for r in domain["rfis"]
-            if (code is None or r["project"] == code) and (status is None or r["status"] == status)
-        ]
+        found = [rfi(r) for r in domain["rfis"] if code is None or r["project"] == code]
+        return [r for r in found if status is None or r.status == status]
 
     @app.get(
         "/rfis/{rfi_number}",
@@ -342,14 +395,148 @@ def create_app(data_dir: Path) -> FastAPI:
         ] = None,
     ) -> Note:
         inspection = get_inspection(inspection_id)
-        with lock:
-            if idempotency_key and idempotency_key in replies:
-                return replies[idempotency_key]
-            note = Note(id=len(notes) + 1, inspection_id=inspection.id, **body.model_dump())
-            notes.append(note)
-            if idempotency_key:
-                replies[idempotency_key] = note
-        return note
+
+        def write() -> dict[str, Any]:
+            cursor = state.execute(
+                "INSERT INTO notes (inspection_id, note, author) VALUES (?, ?, ?)",
+                (inspection.id, body.note, body.author),
+            )
+            note = Note(id=cursor.lastrowid or 0, inspection_id=inspection.id, **body.model_dump())
+            return note.model_dump(mode="json")
+
+        return Note(**state.once(idempotency_key, write))
+
+    @app.post(
+        "/rfis/drafts",
+        operation_id="create_rfi_draft",
+        summary="Create a draft RFI for a project.",
+        description=(
+            "Stores a new RFI as a draft for a person to review and send, and returns its "
+            "draft id. Use it when the user asks to write up, draft or prepare an RFI. It "
+            "does not send the RFI or give it an RFI number."
+        ),
+        status_code=201,
+    )
+    def create_rfi_draft(body: RfiDraftIn, idempotency_key: Key = None) -> RfiDraft:
+        code = project_or_404(body.project)["code"]
+
+        def write() -> dict[str, Any]:
+            cursor = state.execute(
+                "INSERT INTO rfi_drafts (project, subject, question, created) VALUES (?,?,?,?)",
+                (code, body.subject, body.question, state.now()),
+            )
+            draft = RfiDraft(
+                draft_id=f"DRAFT-{cursor.lastrowid:04d}",
+                project=code,
+                subject=body.subject,
+                question=body.question,
+                status="draft",
+            )
+            return draft.model_dump(mode="json")
+
+        return RfiDraft(**state.once(idempotency_key, write))
+
+    @app.patch(
+        "/rfis/{rfi_number}/status",
+        operation_id="update_rfi_status",
+        summary="Change the status of one RFI.",
+        description=(
+            "Sets an RFI's status to open, answered or closed and returns the RFI as it is "
+            "now. Use it when the user asks to close, reopen or mark an RFI answered. It does "
+            "not record the answer text."
+        ),
+    )
+    def update_rfi_status(
+        rfi_number: Annotated[str, PathParam(description="RFI number, e.g. RFI-101-015.")],
+        body: RfiStatusIn,
+        idempotency_key: Key = None,
+    ) -> Rfi:
+        number = get_rfi_status(rfi_number).number
+
+        def write() -> dict[str, Any]:
+            state.execute(
+                "INSERT INTO rfi_status (number, status, note, changed) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(number) DO UPDATE SET status = excluded.status, "
+                "note = excluded.note, changed = excluded.changed",
+                (number, body.status, body.note, state.now()),
+            )
+            return get_rfi_status(number).model_dump(mode="json")
+
+        return Rfi(**state.once(idempotency_key, write))
+
+    @app.delete(
+        "/inspections/{inspection_id}",
+        operation_id="cancel_inspection",
+        summary="Cancel a scheduled inspection.",
+        description=(
+            "Cancels one inspection that is scheduled and not yet held, and returns it marked "
+            "cancelled. Use it only when the user asks to cancel an upcoming inspection. It "
+            "does not cancel an inspection that already has a result."
+        ),
+    )
+    def cancel_inspection(
+        inspection_id: Annotated[str, PathParam(description="Inspection id, e.g. INSP-101-06.")],
+        idempotency_key: Key = None,
+    ) -> CancelledInspection:
+        inspection = get_inspection(inspection_id)
+        if inspection.result not in ("scheduled", "cancelled"):
+            raise HTTPException(
+                409,
+                f"{inspection.id} was held on {inspection.date} ({inspection.result}); only "
+                "scheduled inspections can be cancelled.",
+            )
+
+        def write() -> dict[str, Any]:
+            state.execute(
+                "INSERT OR IGNORE INTO cancelled_inspections (inspection_id, reason, cancelled) "
+                "VALUES (?, ?, ?)",
+                (inspection.id, "cancelled through the field API", state.now()),
+            )
+            cancelled = CancelledInspection(
+                id=inspection.id, project=inspection.project, date=inspection.date,
+                result="cancelled",
+            )  # fmt: skip
+            return cancelled.model_dump(mode="json")
+
+        return CancelledInspection(**state.once(idempotency_key, write))
+
+    @app.post(
+        "/change-orders/{change_order}/submissions",
+        operation_id="submit_change_order",
+        summary="Submit a pending change order to the owner, architect or lender.",
+        description=(
+            "Sends one pending change order outside the company for approval and returns the "
+            "submission reference. Use it only when the user asks to submit or send a change "
+            "order. It does not submit a change order that is already approved."
+        ),
+        status_code=201,
+    )
+    def submit_change_order(
+        change_order: Annotated[str, PathParam(description="Change order number, CO-101-02.")],
+        body: SubmissionIn,
+        idempotency_key: Key = None,
+    ) -> Submission:
+        co = change_orders.get(change_order.strip().upper())
+        if co is None:
+            raise HTTPException(404, f"Unknown change order {change_order!r}.")
+        if co["status"] != "pending":
+            raise HTTPException(
+                409, f"{co['number']} is {co['status']}; only pending change orders are submitted."
+            )
+
+        def write() -> dict[str, Any]:
+            cursor = state.execute(
+                "INSERT INTO change_order_submissions (number, recipient, note, submitted) "
+                "VALUES (?, ?, ?, ?)",
+                (co["number"], body.recipient, body.note, state.now()),
+            )
+            submission = Submission(
+                submission_id=f"SUB-{cursor.lastrowid:04d}", change_order=co["number"],
+                project=co["project"], amount=float(co["amount"]), recipient=body.recipient,
+            )  # fmt: skip
+            return submission.model_dump(mode="json")
+
+        return Submission(**state.once(idempotency_key, write))
 
     @app.get("/health", operation_id="get_health", summary="Health check.")
     def get_health() -> Health:

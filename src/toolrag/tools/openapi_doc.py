@@ -23,6 +23,13 @@ ParamLocation = Literal["path", "query", "header", "body"]
 _VERBS = {
     "get", "list", "search", "find", "fetch", "read", "create", "add", "update", "set",
     "delete", "remove", "post", "put", "patch", "send", "run", "check", "count",
+    "cancel", "submit", "approve", "reject", "close", "archive", "publish", "upload",
+    "download", "convert", "calculate", "compute", "generate", "start", "stop", "enable",
+    "disable", "assign", "schedule", "export", "import", "validate", "verify", "query",
+    "register", "reset", "move", "copy", "rename", "book", "pay", "refund", "transfer",
+    "notify", "invite", "subscribe", "unsubscribe", "attach", "detach", "share", "deploy",
+    "execute", "summarize", "extract", "retrieve", "describe", "upsert", "insert", "replace",
+    "draft", "mark", "apply", "save", "load", "sync", "track", "estimate", "translate",
 }  # fmt: skip
 _METHOD_VERB = {
     "get": "get",

@@ -36,6 +36,7 @@ from llama_index.core.tools.tool_spec.base import BaseToolSpec
 from pydantic import BaseModel, Field, ValidationError, create_model
 
 from toolrag.errors import ConfigError
+from toolrag.tools.approval import is_approved
 from toolrag.tools.base import call_validated
 from toolrag.tools.openapi_doc import Operation, load_document, operations, snake
 from toolrag.tools.result import ErrorCode, Source, ToolResult
@@ -367,8 +368,14 @@ class _Arg(BaseModel):
     location: str
 
 
+IDEMPOTENCY_DESCRIPTION = (
+    "Repeat-safe key of this write: the same key never writes twice. Leave it out and toolrag "
+    "derives one from the run and the step."
+)
+
+
 def _args_model(
-    op: Operation, owned_headers: set[str] | None = None
+    op: Operation, owned_headers: set[str] | None = None, effect: SideEffect = "read"
 ) -> tuple[type[BaseModel], list[_Arg]]:
     owned_headers = {"idempotency-key", *(owned_headers or set())}
     fields: dict[str, Any] = {}
@@ -399,6 +406,8 @@ def _args_model(
                 add(name, "body", schema, name in required and op.body_required, "")
         else:
             add("body", "body_raw", body, op.body_required, "The JSON request body.")
+    if effect == "write" and "idempotency_key" not in fields:
+        fields["idempotency_key"] = (str | None, Field(None, description=IDEMPOTENCY_DESCRIPTION))
     model: type[BaseModel] = create_model(
         f"{snake(op.name).title().replace('_', '')}Args", **fields
     )
@@ -460,13 +469,13 @@ class OpenAPIToolSpec(BaseToolSpec):
 
     def _tool(self, op: Operation, effect: SideEffect) -> FunctionTool:
         owned = {self.config.auth.header.lower()} if self.config.auth else set()
-        model, args = _args_model(op, owned)
+        model, args = _args_model(op, owned, effect)
         guard = self.guard
 
         def call(**kwargs: Any) -> ToolResult:
-            if effect in ("delete", "external"):
+            if effect in ("delete", "external") and not is_approved(op.name):
                 return ToolResult.fail(
-                    ErrorCode.FORBIDDEN,
+                    ErrorCode.APPROVAL_DENIED,
                     f"{op.name} is a {effect} action and needs a person's approval.",
                     suggestion="Tell the user what you would do and ask them to approve it.",
                     recoverable=False,
@@ -493,8 +502,8 @@ class OpenAPIToolSpec(BaseToolSpec):
             if isinstance(url, ToolResult):
                 return url
             payload = raw_body if raw_body is not None else (body or None)
-            key = None
-            if effect == "write":
+            key = kwargs.get("idempotency_key") or None
+            if effect != "read" and key is None:  # called without the guard: by content
                 digest = json.dumps([op.name, path_args, query, payload], sort_keys=True)
                 key = hashlib.sha256(digest.encode()).hexdigest()[:32]
             return guard.request(

@@ -126,16 +126,21 @@ class SQLToolSpec(GuardedToolSpec):
         low-cardinality text columns (they are case-sensitive in SQL filters)."""
         if self._schema_text is None:
             parts = []
-            for table in self.tables:
-                cols = []
-                for c in self.db.describe(table)["columns"]:
-                    values = self._few_values(table, c["name"], c["type"], max_values)
-                    cols.append(
-                        f"{c['name']} in " + "|".join(f"'{v}'" for v in values)
-                        if values
-                        else c["name"]
-                    )
-                parts.append(f"{table}({', '.join(cols)})")
+            try:
+                for table in self.tables:
+                    cols = []
+                    for c in self.db.describe(table)["columns"]:
+                        values = self._few_values(table, c["name"], c["type"], max_values)
+                        cols.append(
+                            f"{c['name']} in " + "|".join(f"'{v}'" for v in values)
+                            if values
+                            else c["name"]
+                        )
+                    parts.append(f"{table}({', '.join(cols)})")
+            except SQLAlchemyError as exc:  # locked or unreachable now: not cached
+                return f"(unavailable right now: {_first_line(exc)}) Tables: " + ", ".join(
+                    self.tables
+                )
             self._schema_text = "; ".join(parts)
         return self._schema_text
 
@@ -276,6 +281,8 @@ class SQLToolSpec(GuardedToolSpec):
 
     def _suggest(self, error: str, tables: list[str]) -> str:
         low = error.lower()
+        if "locked" in low or "busy" in low:
+            return "The database is busy: another program is writing to it. Try again shortly."
         if "column" in low:
             parts, every = [], []
             for t in tables or self.tables:

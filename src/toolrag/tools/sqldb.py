@@ -112,9 +112,10 @@ class ReadOnlyDatabase:
                 )
             uri = f"file:{path.resolve()}?mode=ro"
             self._sqlite_uri = uri
+            timeout = self.timeout_s
 
             def connect() -> sqlite3.Connection:
-                return sqlite3.connect(uri, uri=True, check_same_thread=False)
+                return sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=timeout)
 
             # one read-only connection, serialised by a lock: SQLite reads are fast and
             # opening a connection costs more than most queries
@@ -212,7 +213,9 @@ class ReadOnlyDatabase:
         authorizer and progress handler stay installed, serialised by a lock."""
         with self._lock:
             if self._sqlite is None:
-                conn = sqlite3.connect(self._sqlite_uri, uri=True, check_same_thread=False)
+                conn = sqlite3.connect(  # a writer's lock is waited for up to the timeout
+                    self._sqlite_uri, uri=True, check_same_thread=False, timeout=self.timeout_s
+                )
                 conn.set_authorizer(_sqlite_authorizer)
                 conn.set_progress_handler(self._interrupt, 1000)
                 self._sqlite = conn

@@ -1,0 +1,80 @@
+"""The agent's tools, each one a door into the :class:`~toolrag.guard.ToolGuard`.
+
+Every tool the workflow agent can call is a ``FunctionTool`` with the original name, description
+and schema whose body asks the guard to run the real tool. A ``delete`` or ``external`` call first
+waits in the workflow: it emits :class:`ApprovalRequired` (an ``InputRequiredEvent``) and resumes
+on the ``HumanResponseEvent`` the caller sends back (:func:`toolrag.agent.run_agent` answers it
+with the ``approve`` callback, the CLI prompt or ``--approve``/``--deny``). Write calls get an
+idempotency key derived from the run id and the step (of the first identical write in the run).
+"""
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from llama_index.core.tools import BaseTool, FunctionTool
+from workflows import Context
+from workflows.events import HumanResponseEvent, InputRequiredEvent
+
+from toolrag.guard import ToolGuard
+from toolrag.guard.idempotency import args_hash
+from toolrag.tools.result import ToolResult
+
+YES = frozenset({"y", "yes", "approve", "approved", "true", "ok"})
+
+
+class ApprovalRequired(InputRequiredEvent):
+    """A gated call waits for a person: ``request`` is the ApprovalRequest as a dict."""
+
+    request: dict[str, Any]
+    waiter: str
+
+
+@dataclass
+class RunState:
+    """One agent run: its id, and the steps (guarded calls) finished so far."""
+
+    run_id: str = field(default_factory=lambda: f"run-{uuid.uuid4().hex[:12]}")
+    steps: int = 0
+    write_keys: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def write_key(self, name: str, arguments: dict[str, Any], step: int) -> str:
+        """The run id and the step of the first identical write in this run: a model that
+        repeats a write gets the stored result instead of a second effect."""
+        return self.write_keys.setdefault(
+            (name, args_hash(arguments)), f"{self.run_id}:{step}:{name}"
+        )
+
+
+def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionTool:
+    """``tool`` behind ``guard``, for one run of the workflow agent."""
+    name = tool.metadata.get_name()
+
+    async def call(ctx: Context, **kwargs: Any) -> ToolResult:
+        step = run.steps + 1  # counted when a call finishes: a replayed step keeps its number
+        approved: bool | None = None
+        if guard.permitted(name) and guard.needs_approval(name):
+            request = guard.approval_request(name, kwargs, run.run_id)
+            waiter = f"approve:{run.run_id}:{step}:{name}:{args_hash(kwargs)}"
+            response = await ctx.wait_for_event(
+                HumanResponseEvent,
+                waiter_event=ApprovalRequired(
+                    prefix=request.prompt(), request=request.model_dump(), waiter=waiter
+                ),
+                waiter_id=waiter,
+                timeout=None,
+            )
+            approved = str(response.response).strip().lower() in YES
+        card = guard.card(name)
+        if card is not None and card.side_effect == "write" and not kwargs.get("idempotency_key"):
+            kwargs = {**kwargs, "idempotency_key": run.write_key(name, kwargs, step)}
+        result = await guard.acall(name, kwargs, run_id=run.run_id, step=step, approved=approved)
+        run.steps = step
+        return result
+
+    return FunctionTool(async_fn=call, metadata=tool.metadata)
+
+
+def guarded_tools(guard: ToolGuard, tools: list[BaseTool], run: RunState) -> list[BaseTool]:
+    """The permitted ``tools``, each behind ``guard`` (the profile filters what is offered)."""
+    return [guarded_tool(guard, t, run) for t in tools if guard.permitted(t.metadata.get_name())]
