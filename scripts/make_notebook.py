@@ -74,7 +74,32 @@ CELLS = [
         "    print('days lost to weather at GRB-107:', delays.data['body']['total_days_lost'])\n"
         "    os.environ.pop('TOOLRAG_FIELD_API_URL')",
     ),
-    ("md", "## 5. Ask the agent\n\nThe answer carries its sources and the tool-call trace."),
+    (
+        "md",
+        "## 5. Guarded calls\n\nEvery call goes through the guard: `delete` and `external` "
+        "tools wait for a person (here an `approve` callback that says no), writes are "
+        "idempotent, and every call lands in the audit log with its arguments redacted.",
+    ),
+    (
+        "code",
+        "import tempfile\n\n"
+        "state = Path(tempfile.mkdtemp())\n"
+        "with running_server(tb.settings.data_dir) as url:\n"
+        "    os.environ['TOOLRAG_FIELD_API_URL'] = url\n"
+        "    gb = Toolbox(tb.settings.model_copy(update={'state_dir': state}),\n"
+        "                 approve=lambda request: False)\n"
+        "    r = gb.call('cancel_inspection', inspection_id='INSP-101-06')\n"
+        "    print(r.error_code, '-', r.error_message)\n"
+        "    args = dict(project='GRB-101', subject='Door hardware', question='Which lever set?',\n"
+        "                idempotency_key='nb-1')\n"
+        "    first = gb.call('create_rfi_draft', **args)\n"
+        "    again = gb.call('create_rfi_draft', **args)\n"
+        "    print(first.data['body']['draft_id'], 'replayed:', again.idempotent_replay)\n"
+        "    os.environ.pop('TOOLRAG_FIELD_API_URL')\n"
+        "for record in gb.guard.audit.tail(3):\n"
+        "    print(record.tool, record.status, record.arguments)",
+    ),
+    ("md", "## 6. Ask the agent\n\nThe answer carries its sources and the tool-call trace."),
     (
         "code",
         "answer = tb.ask('When is substantial completion planned for the Summit Ridge "

@@ -195,3 +195,17 @@ def test_a_poisoned_document_cannot_cancel_an_inspection(field_api: str, tmp_pat
     attempt = [r for r in records if r.tool == "cancel_inspection"]
     assert attempt and attempt[0].status == "denied"
     assert attempt[0].arguments == {"inspection_id": "INSP-101-06"}
+
+
+def test_a_made_up_tool_name_gets_the_closest_real_ones(
+    field_api: str, sample_settings: Settings
+) -> None:
+    turns = [
+        react("list_weather_delay", {"project": "GRB-107"}),
+        react("list_weather_delays", {"project": "GRB-107"}),
+        final("6 working days were lost."),
+    ]
+    answer = _toolbox(sample_settings, turns).ask("How many days has GRB-107 lost to weather?")
+    first, second = answer.trace[0], answer.trace[1]
+    assert first.error_code == "UNKNOWN_TOOL" and "list_weather_delays" in first.observation
+    assert second.success and answer.answer == "6 working days were lost."

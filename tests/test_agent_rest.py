@@ -56,7 +56,11 @@ def test_agent_write_is_applied_once(rest_toolbox: Callable[..., Toolbox]) -> No
         "author": "Elena Morales",
     }
     tb = rest_toolbox(
-        [react("add_inspection_note", args), react("add_inspection_note", args), final("Noted.")]
+        [
+            react("create_inspection_note", args),
+            react("create_inspection_note", args),
+            final("Noted."),
+        ]
     )
     answer = tb.ask("Add a note to inspection INSP-109-02 that the drain hangers were added.")
     first, second = (json.loads(s.observation)["data"]["body"] for s in answer.trace)

@@ -149,4 +149,4 @@ def test_the_toolbox_cards_keep_the_contract(sample_settings: Settings, embed: A
     assert [f for f in findings if f.severity == "error"] == []
     assert not [f for f in findings if f.rule in ("examples", "duplicate", "verb-prefix")]
     effects = {c.name: c.side_effect for c in cards}
-    assert effects["add_inspection_note"] == "write" and effects["run_sql"] == "read"
+    assert effects["create_inspection_note"] == "write" and effects["run_sql"] == "read"

@@ -221,8 +221,8 @@ def test_an_openapi_document_is_a_tool_pool(tmp_path: Path) -> None:
     cards = {
         c.name: c for c in load_tool_list(REPO / "toolspecs" / "construction_api.openapi.json")
     }
-    assert {"list_inspections", "get_site_status", "add_inspection_note"} <= set(cards)
-    assert cards["add_inspection_note"].side_effect == "write"
+    assert {"list_inspections", "get_site_status", "create_inspection_note"} <= set(cards)
+    assert cards["create_inspection_note"].side_effect == "write"
     assert cards["list_inspections"].side_effect == "read"
     params = dict(cards["list_inspections"].parameter_items())
     assert set(params) == {"project", "result", "since", "until"} and all(params.values())

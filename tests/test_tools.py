@@ -23,7 +23,7 @@ FIELD_API_TOOLS = {
     "list_weather_delays",
     "list_rfis",
     "get_rfi_status",
-    "add_inspection_note",
+    "create_inspection_note",
     "create_rfi_draft",
     "update_rfi_status",
     "cancel_inspection",

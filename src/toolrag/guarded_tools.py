@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from llama_index.core.tools import BaseTool, FunctionTool
+from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
 from workflows import Context
 from workflows.events import HumanResponseEvent, InputRequiredEvent
 
@@ -73,6 +73,17 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
         return result
 
     return FunctionTool(async_fn=call, metadata=tool.metadata)
+
+
+def unknown_tool(guard: ToolGuard, name: str, run: RunState) -> FunctionTool:
+    """A stand-in for a tool name that does not exist: calling it returns the guard's
+    ``UNKNOWN_TOOL`` result with the closest real names (and is audited like any call)."""
+
+    async def call(**kwargs: Any) -> ToolResult:
+        return await guard.acall(name, kwargs, run_id=run.run_id, step=run.steps + 1)
+
+    metadata = ToolMetadata(name=name, description="There is no tool by this name.")
+    return FunctionTool(async_fn=call, metadata=metadata)
 
 
 def guarded_tools(guard: ToolGuard, tools: list[BaseTool], run: RunState) -> list[BaseTool]:

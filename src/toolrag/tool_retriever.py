@@ -7,12 +7,16 @@ object-node mapping that resolves a name to the registered tool. On top of retri
 - a sticky set keeps the tools used earlier in a conversation available on later turns;
 - a query that *is* a tool name returns that tool: the workflow agent re-retrieves with the
   tool name when it executes a call, and a plain index would answer "Tool X not found" for any
-  tool it does not rank first for its own name.
+  tool it does not rank first for its own name;
+- a query shaped like a tool name (``get_wether``, ``cancelInspection``) that no tool has is
+  resolved by the ``unknown`` factory: a stand-in whose call returns a structured
+  ``UNKNOWN_TOOL`` result with the closest real names, instead of the agent's bare text error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +28,16 @@ from llama_index.core.tools import BaseTool
 
 from toolrag.toolindex import ToolIndex
 
+TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*")
+UnknownTool = Callable[[str], BaseTool]
+
 
 class RegistryNodeMapping(BaseObjectNodeMapping[BaseTool]):
     """Maps tool-name nodes to tools by name (stable, unlike ``str(hash(tool))``)."""
 
-    def __init__(self, tools: Sequence[BaseTool]) -> None:
+    def __init__(self, tools: Sequence[BaseTool], unknown: UnknownTool | None = None) -> None:
         self._tools = {t.metadata.get_name(): t for t in tools}
+        self._unknown = unknown
 
     @classmethod
     def from_objects(
@@ -55,7 +63,10 @@ class RegistryNodeMapping(BaseObjectNodeMapping[BaseTool]):
         )
 
     def _from_node(self, node: BaseNode) -> BaseTool:
-        return self._tools[node.metadata["name"]]
+        name = node.metadata["name"]
+        if name not in self._tools and self._unknown is not None:
+            return self._unknown(name)
+        return self._tools[name]
 
     def persist(self, persist_dir: str = "", obj_node_mapping_fname: str = "") -> None:
         """Nothing to persist: the registry is rebuilt from the tool sources."""
@@ -80,8 +91,10 @@ class ToolIndexRetriever(BaseRetriever):
         k: int = 4,
         pinned: Sequence[str] = (),
         floor: float | None = None,
+        resolve_unknown: bool = False,
     ) -> None:
         super().__init__()
+        self.resolve_unknown = resolve_unknown
         self.index = index
         self.names = names
         self.k = k
@@ -94,6 +107,8 @@ class ToolIndexRetriever(BaseRetriever):
         query = query_bundle.query_str.strip()
         if query in self.names:  # execution resolves by name, whatever the ranking
             return [self._node(query, 1.0)]
+        if self.resolve_unknown and TOOL_NAME.fullmatch(query):  # a call to a made-up name
+            return [self._node(query, 0.0)]
         hits = [
             (h.name, h.score)
             for h in self.index.retrieve(query, k=self.k, floor=self.floor)
@@ -127,9 +142,12 @@ def make_tool_retriever(
     k: int = 4,
     pinned: Sequence[str] = (),
     floor: float | None = None,
+    unknown: UnknownTool | None = None,
 ) -> ObjectRetriever[BaseTool]:
-    mapping = RegistryNodeMapping(tools)
-    retriever = ToolIndexRetriever(index, mapping.names(), k=k, pinned=pinned, floor=floor)
+    mapping = RegistryNodeMapping(tools, unknown)
+    retriever = ToolIndexRetriever(
+        index, mapping.names(), k=k, pinned=pinned, floor=floor, resolve_unknown=bool(unknown)
+    )
     return ObjectRetriever(retriever=retriever, object_node_mapping=mapping)
 
 

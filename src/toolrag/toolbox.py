@@ -28,7 +28,7 @@ from toolrag.embeddings import make_embedding
 from toolrag.errors import IndexMissingError, InputError
 from toolrag.guard import AuditLog, IdempotencyStore, ToolGuard
 from toolrag.guard.policy import Approver, approve_all
-from toolrag.guarded_tools import RunState, guarded_tools
+from toolrag.guarded_tools import RunState, guarded_tools, unknown_tool
 from toolrag.knowledge import ContentIndex, ProgressFn, SyncReport
 from toolrag.llms import Turn, make_llm
 from toolrag.projects import ProjectCatalog
@@ -283,9 +283,14 @@ class Toolbox:
         """The agent's ``tool_retriever``: the top ``tool_top_k`` permitted tools for each
         question, each called through the guard for ``run``."""
         pinned = [c.name for c in self.tool_index.cards.values() if c.pinned]
-        tools = guarded_tools(self.guard, self.tools(), run or RunState())
+        run = run or RunState()
+        tools = guarded_tools(self.guard, self.tools(), run)
         return make_tool_retriever(
-            self.tool_index, tools, k=self.settings.tool_top_k, pinned=pinned
+            self.tool_index,
+            tools,
+            k=self.settings.tool_top_k,
+            pinned=pinned,
+            unknown=lambda name: unknown_tool(self.guard, name, run),
         )
 
     # --- asking ---------------------------------------------------------------------------------

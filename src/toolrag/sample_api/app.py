@@ -378,7 +378,7 @@ def create_app(data_dir: Path, state_path: Path | None = None) -> FastAPI:
 
     @app.post(
         "/inspections/{inspection_id}/notes",
-        operation_id="add_inspection_note",
+        operation_id="create_inspection_note",
         summary="Add a note to an inspection.",
         description=(
             "Stores a note on one inspection and returns it with its id. Use it only when the "
@@ -387,7 +387,7 @@ def create_app(data_dir: Path, state_path: Path | None = None) -> FastAPI:
             "inspection's result."
         ),
     )
-    def add_inspection_note(
+    def create_inspection_note(
         inspection_id: Annotated[str, PathParam(description="Inspection id, e.g. INSP-101-02.")],
         body: NoteIn,
         idempotency_key: Annotated[
