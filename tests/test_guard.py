@@ -322,3 +322,24 @@ def test_redaction_keeps_ordinary_values_and_masks_secret_keys() -> None:
     assert out["notes"] == ["ok", "ping [REDACTED-EMAIL]"] and out["ssn_field"] == "[REDACTED]"
     plain = "dates 2026-03-14 and sheet A-101 stay"
     assert redact(plain) == plain
+
+
+def test_the_terminal_prompt_says_no_without_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from toolrag.cli_approval import prompt_approval
+
+    request = ApprovalRequest(tool="cancel_inspection", side_effect="delete", arguments={})
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))  # piped input is not a person
+    assert prompt_approval(request) is False
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", Tty("y\n"))
+    assert prompt_approval(request) is True
+    monkeypatch.setattr("sys.stdin", Tty("\n"))
+    assert prompt_approval(request) is False  # the default is no
