@@ -18,6 +18,7 @@ from rich.table import Table
 
 from toolrag.cli_audit import audit_app
 from toolrag.cli_eval import eval_app
+from toolrag.cli_mcp import mcp_app
 from toolrag.cli_tools import tools_app
 from toolrag.errors import ToolragError
 from toolrag.settings import Settings, load_settings
@@ -34,6 +35,7 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(model_app, name="model")
 app.add_typer(tools_app, name="tools")
 app.add_typer(audit_app, name="audit")
+app.add_typer(mcp_app, name="mcp")
 
 out = Console()
 err = Console(stderr=True)
