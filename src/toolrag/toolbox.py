@@ -38,6 +38,7 @@ from toolrag.settings import Settings
 from toolrag.tool_retriever import make_tool_retriever
 from toolrag.toolindex import ToolIndex
 from toolrag.tools.content import CONTENT_TOOL_TYPES, ContentToolSpec
+from toolrag.tools.mcp_source import MCPSource, load_mcp_configs
 from toolrag.tools.rest import OpenAPIToolSpec, load_rest_configs
 from toolrag.tools.result import ToolResult
 from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
@@ -204,7 +205,22 @@ class Toolbox:
             tools += [t for t in self.sql_spec.to_tool_list() if t.metadata.name in exposed]
         for spec in self.rest_specs:
             tools += spec.to_tool_list()
+        tools += self.mcp_tools[0]
         return tools
+
+    @cached_property
+    def mcp_tools(self) -> tuple[list[FunctionTool], list[ToolCard]]:
+        """The tools and cards of the MCP servers in ``toolspecs/mcp.yaml`` (none without it)."""
+        path = self.settings.toolspecs_dir / "mcp.yaml"
+        if not path.is_file():
+            return [], []
+        tools: list[FunctionTool] = []
+        cards: list[ToolCard] = []
+        for config in load_mcp_configs(path):
+            more, more_cards = run_sync(MCPSource(config).aload())
+            tools += more
+            cards += more_cards
+        return tools, cards
 
     def tools(self, include_qa: bool = False) -> list[BaseTool]:
         """The agent's tools: the content search tools, the SQL tools when a database is
@@ -233,8 +249,10 @@ class Toolbox:
         side effects from the REST specs, and examples, tags or ``deprecated_by`` from the
         YAML cards in ``toolspecs/cards/``."""
         effects = {n: e for spec in self.rest_specs for n, e in spec.side_effects().items()}
+        from_mcp = {c.name: c for c in self.mcp_tools[1]}
         cards = [
-            card.model_copy(update={"side_effect": effects.get(card.name, "read")})
+            from_mcp.get(card.name)
+            or card.model_copy(update={"side_effect": effects.get(card.name, "read")})
             for card in cards_from_tools(self.tools(include_qa))
         ]
         return apply_overlays(cards, load_yaml_cards(self.settings.toolspecs_dir / "cards"))
