@@ -55,7 +55,8 @@ def test_unknown_tool_name_does_not_crash(toolbox_factory: Callable[..., Toolbox
     answer = tb.ask("Delete all the blueprints")
     assert answer.repairs == 1
     assert answer.trace[0].tool == "delete_everything" and not answer.trace[0].success
-    assert "not found" in answer.trace[0].observation
+    assert answer.trace[0].error_code == "UNKNOWN_TOOL"  # structured, with the closest names
+    assert "There is no tool named 'delete_everything'" in answer.trace[0].observation
 
 
 def test_graceful_stop_after_max_iterations(toolbox_factory: Callable[..., Toolbox]) -> None:
