@@ -45,10 +45,5 @@ def serve(
         uvicorn.run(app, host="127.0.0.1", port=http, log_level="warning")
         return
     import anyio
-    from mcp.server.stdio import stdio_server
 
-    async def run() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
-    anyio.run(run)
+    anyio.run(server.run_stdio_async)

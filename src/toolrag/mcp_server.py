@@ -1,4 +1,8 @@
-"""``toolrag mcp serve``: the toolbox as an MCP server (official ``mcp`` SDK, low-level Server).
+"""``toolrag mcp serve``: the toolbox as an MCP server (official ``mcp`` SDK, ``MCPServer``).
+
+The tools are not Python functions registered one by one: they are the toolbox's cards, so
+:class:`ToolboxMCPServer` overrides ``MCPServer.list_tools`` and ``MCPServer.call_tool`` and
+keeps the SDK's transports, sessions, error handling and resources.
 
 - ``tools/list``: the permitted tool cards with their JSON schemas and annotations derived from
   the side-effect class (``read_only_hint`` … ``open_world_hint``). With ``deferred`` only the
@@ -20,7 +24,7 @@ import json
 from typing import Any
 
 import mcp_types as types
-from mcp.server.lowlevel import Server
+from mcp.server import MCPServer
 
 from toolrag.cards import ToolCard
 from toolrag.toolbox import Toolbox
@@ -124,26 +128,6 @@ class ToolboxServer:
         result = await self.toolbox.guard.acall(name, arguments or {}, run_id="mcp")
         return _text_result(result.render(max_chars=60_000), not result.success)
 
-    def resources(self) -> list[types.Resource]:
-        listed = [
-            types.Resource(
-                uri="toolrag://cards",
-                name="tool cards",
-                description="Every tool card: name, description, parameters, side effect.",
-                mime_type="application/json",
-            )
-        ]
-        if self.toolbox.sql_spec is not None:
-            listed.append(
-                types.Resource(
-                    uri="toolrag://sql/schema",
-                    name="SQL schema",
-                    description="The SQL database's tables, columns and category values.",
-                    mime_type="text/plain",
-                )
-            )
-        return listed
-
     def read(self, uri: str) -> str:
         if uri == "toolrag://cards":
             return json.dumps([c.model_dump(mode="json") for c in self.cards.values()], indent=1)
@@ -151,33 +135,47 @@ class ToolboxServer:
             return self.toolbox.sql_spec.schema_summary()
         raise ValueError(f"Unknown resource {uri!r}; read toolrag://cards or toolrag://sql/schema")
 
-    def build(self) -> Server[Any]:
-        async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-            return types.ListToolsResult(tools=self.listed())
+    def build(self) -> ToolboxMCPServer:
+        server = ToolboxMCPServer(self)
+        server.resource(
+            "toolrag://cards",
+            name="tool cards",
+            description="Every tool card: name, description, parameters, side effect.",
+            mime_type="application/json",
+        )(lambda: self.read("toolrag://cards"))
+        if self.toolbox.sql_spec is not None:
+            server.resource(
+                "toolrag://sql/schema",
+                name="SQL schema",
+                description="The SQL database's tables, columns and category values.",
+                mime_type="text/plain",
+            )(lambda: self.read("toolrag://sql/schema"))
+        return server
 
-        async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
-            return await self.call(params.name, params.arguments)
 
-        async def on_list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-            return types.ListResourcesResult(resources=self.resources())
+class ToolboxMCPServer(MCPServer[Any]):
+    """``MCPServer`` whose tools are a toolbox's cards, each call through the guard."""
 
-        async def on_read_resource(
-            ctx: Any, params: types.ReadResourceRequestParams
-        ) -> types.ReadResourceResult:
-            uri = str(params.uri)
-            text = self.read(uri)
-            mime = "application/json" if uri.endswith("cards") else "text/plain"
-            return types.ReadResourceResult(
-                contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)]
-            )
-
-        return Server(
+    def __init__(self, tools: ToolboxServer) -> None:
+        super().__init__(
             "toolrag",
             version="0.1",
             instructions="Construction project tools: documents, schedules, SQL and the field "
             "API. Delete and external actions need a person's approval.",
-            on_list_tools=on_list_tools,
-            on_call_tool=on_call_tool,
-            on_list_resources=on_list_resources,
-            on_read_resource=on_read_resource,
+            log_level="WARNING",
+            warn_on_duplicate_resources=False,
         )
+        self.tools = tools
+
+    async def list_tools(self) -> list[types.Tool]:
+        return self.tools.listed()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Any = None
+    ) -> types.CallToolResult:
+        return await self.tools.call(name, arguments)
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        """The schema the SDK checks ``Mcp-Param-*`` headers against (none: unvalidated)."""
+        card = self.tools.cards.get(name)
+        return dict(card.parameters) if card is not None and card.parameters else None

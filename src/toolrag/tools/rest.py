@@ -383,8 +383,8 @@ def _args_model(
 
     def add(name: str, location: str, schema: dict[str, Any], required: bool, desc: str) -> None:
         field = snake(name) or "value"
-        if field in fields or field.startswith("_"):
-            field = f"{location}_{field}"
+        if field in fields or field.startswith("_") or hasattr(BaseModel, field):
+            field = f"{location}_{field}"  # a clash, or a pydantic attribute ("schema", "json")
         ann = _annotation(schema)
         description = desc or str(schema.get("description", "")) or name
         if schema.get("format") in ("date", "date-time"):
