@@ -13,18 +13,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
-import httpx
 import pytest
 import yaml
-from mcp import Client, StdioServerParameters
 
 from toolrag.sample_api import running_server
 from toolrag.settings import Settings
@@ -33,7 +27,7 @@ from toolrag.tools.openapi_doc import tool_name
 
 from .conftest import DATA, REPO
 from .httpservers import httpbin_server
-from .test_mcp_server import _free_port
+from .mcpservers import mcp_server, run_client
 
 POOL = json.loads((REPO / "tests" / "fixtures" / "bfcl_pool.json").read_text())
 _TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": "string"}
@@ -119,36 +113,7 @@ def pool_env(
 
 @pytest.fixture(scope="module", params=["stdio", "http"])
 def pool_server(request: pytest.FixtureRequest, pool_env: dict[str, Any]) -> Iterator[Any]:
-    cmd = [sys.executable, "-m", "toolrag.cli", "mcp", "serve", "--deferred"]
-    if request.param == "stdio":
-        yield StdioServerParameters(command=cmd[0], args=cmd[1:], env=pool_env["env"], cwd=REPO)
-        return
-    port = _free_port()
-    proc = subprocess.Popen(
-        [*cmd, "--http", str(port)], env=pool_env["env"], cwd=REPO, stderr=subprocess.PIPE
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1)
-            break
-        except httpx.HTTPError:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            time.sleep(0.5)
-    try:
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-def _run(server: Any, fn: Any) -> Any:
-    async def main() -> Any:
-        async with Client(server, read_timeout_seconds=180) as client:
-            return await fn(client)
-
-    return anyio.run(main)
+    yield from mcp_server(request.param, pool_env["env"], "--deferred")
 
 
 def _names(result: Any) -> list[str]:
@@ -181,7 +146,7 @@ def test_search_tools_finds_the_right_tool_among_a_thousand(pool_server: Any) ->
         ]
         return listed, found, mine
 
-    listed, found, mine = _run(pool_server, go)
+    listed, found, mine = run_client(pool_server, go)
     assert "search_tools" in listed and len(listed) < 10
     hits = [
         expected_name(q["expected_tools"][0]) in names
@@ -204,7 +169,7 @@ def test_a_tool_found_by_searching_can_be_called(pool_server: Any) -> None:
         )
         return names, result
 
-    names, result = _run(pool_server, go)
+    names, result = run_client(pool_server, go)
     assert names == [expected_name("calculate_future_value")]
     payload = json.loads(result.content[0].text)
     assert not result.is_error, payload

@@ -7,23 +7,19 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
-from mcp import Client, StdioServerParameters
 
 from toolrag.sample_api import running_server
 
 from .conftest import DATA, REPO
+from .mcpservers import mcp_server, run_client
 
 
 @pytest.fixture(scope="module")
@@ -45,44 +41,9 @@ def mcp_env(
         yield {"env": env, "field_db": field_db, "url": url, "tmp": tmp}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module", params=["stdio", "http"])
 def server(request: pytest.FixtureRequest, mcp_env: dict[str, Any]) -> Iterator[Any]:
-    cmd = [sys.executable, "-m", "toolrag.cli", "mcp", "serve"]
-    if request.param == "stdio":
-        yield StdioServerParameters(command=cmd[0], args=cmd[1:], env=mcp_env["env"], cwd=REPO)
-        return
-    port = _free_port()
-    proc = subprocess.Popen(
-        [*cmd, "--http", str(port)], env=mcp_env["env"], cwd=REPO, stderr=subprocess.PIPE
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1)
-            break
-        except httpx.HTTPError:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            time.sleep(0.5)
-    try:
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-def _run(server: Any, fn: Any) -> Any:
-    async def main() -> Any:
-        async with Client(server, read_timeout_seconds=120) as client:
-            return await fn(client)
-
-    return anyio.run(main)
+    yield from mcp_server(request.param, mcp_env["env"])
 
 
 def _payload(result: Any) -> dict[str, Any]:
@@ -93,7 +54,7 @@ def test_list_tools_with_annotations(server: Any) -> None:
     async def go(client: Any) -> Any:
         return (await client.list_tools()).tools
 
-    tools = {t.name: t for t in _run(server, go)}
+    tools = {t.name: t for t in run_client(server, go)}
     assert {"run_sql", "list_rfis", "create_rfi_draft", "cancel_inspection"} <= set(tools)
     assert "search_tools" in tools
     read, write = tools["list_rfis"].annotations, tools["create_rfi_draft"].annotations
@@ -112,7 +73,7 @@ def test_call_a_read_tool(server: Any) -> None:
     async def go(client: Any) -> Any:
         return await client.call_tool("run_sql", {"sql": "SELECT COUNT(*) AS n FROM projects"})
 
-    result = _run(server, go)
+    result = run_client(server, go)
     assert not result.is_error
     assert _payload(result)["data"]["rows"] == [[12]]
 
@@ -126,7 +87,7 @@ def test_a_write_twice_with_one_key_has_one_effect(server: Any, mcp_env: dict[st
     async def go(client: Any) -> Any:
         return [await client.call_tool("create_rfi_draft", args) for _ in range(2)]
 
-    first, second = _run(server, go)
+    first, second = run_client(server, go)
     one, two = _payload(first), _payload(second)
     assert one["success"] and two["idempotent_replay"] is True
     assert one["data"]["body"]["draft_id"] == two["data"]["body"]["draft_id"]
@@ -139,7 +100,7 @@ def test_a_gated_call_is_refused_without_approval(server: Any, mcp_env: dict[str
     async def go(client: Any) -> Any:
         return await client.call_tool("cancel_inspection", {"inspection_id": "INSP-101-06"})
 
-    result = _run(server, go)
+    result = run_client(server, go)
     assert result.is_error
     payload = _payload(result)
     assert payload["error_code"] == "APPROVAL_DENIED" and payload["recoverable"] is False
@@ -157,7 +118,7 @@ def test_search_tools_and_resources(server: Any) -> None:
         schema = await client.read_resource("toolrag://sql/schema")
         return found, resources, cards, schema
 
-    found, resources, cards, schema = _run(server, go)
+    found, resources, cards, schema = run_client(server, go)
     names = [t["name"] for t in _payload(found)["tools"]]
     assert names[0] == "list_weather_delays", names
     assert {str(r.uri) for r in resources} == {"toolrag://cards", "toolrag://sql/schema"}
@@ -183,7 +144,7 @@ def test_malformed_calls_get_errors_and_the_server_keeps_serving(
         good = await client.call_tool("run_sql", {"sql": "SELECT 1 AS one"})
         return bad, good
 
-    bad, good = _run(server, go)
+    bad, good = run_client(server, go)
     assert bad.is_error
     if code:
         assert _payload(bad)["error_code"] == code

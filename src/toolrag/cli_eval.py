@@ -93,3 +93,48 @@ def eval_tools(
         sys.stdout.write(json.dumps(payload[0] if len(payload) == 1 else payload) + "\n")
     else:
         Console().print(_table("tool retrieval", reports, "n_tools"))
+
+
+@eval_app.command("docs")
+def eval_docs(
+    docs: Annotated[Path, typer.Option(help="JSONL {id, title?, text, metadata?}.")],
+    queries: Annotated[Path, typer.Option(help="JSONL {id, query, expected_docs}.")],
+    strategy: Annotated[
+        str, typer.Option(help="vectorstoreindex-default, dense, bm25, hybrid or 'all'.")
+    ] = "all",
+    k: Annotated[str, typer.Option(help="Cut-offs for Recall@k, comma-separated.")] = "1,5,10",
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    misses: Annotated[Path, typer.Option(help="Where to write missed queries.")] = Path(
+        "runs/eval_docs_misses.jsonl"
+    ),
+) -> None:
+    """Recall@k, MRR, nDCG@10 and latency of document retrieval through the content index
+    (chunking, hybrid search), beside plain LlamaIndex VectorStoreIndex."""
+    from toolrag.embeddings import make_embedding
+    from toolrag.evaluation.docs_eval import DOC_STRATEGIES, run_docs_eval
+    from toolrag.evaluation.retrieval import load_queries
+    from toolrag.settings import Settings
+
+    try:
+        chosen = list(DOC_STRATEGIES) if strategy == "all" else [strategy]
+        unknown = [s for s in chosen if s not in DOC_STRATEGIES]
+        if unknown:
+            raise ToolragError(
+                f"Unknown strategy {unknown[0]!r}.",
+                hint=f"Use one of {', '.join(DOC_STRATEGIES)} or all.",
+            )
+        ks = [int(x) for x in k.split(",") if x.strip()]
+        qs = load_queries(queries, "expected_docs")
+        reports = run_docs_eval(docs, qs, chosen, make_embedding(Settings()), ks)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] --k must be integers like 1,5,10 ({exc}).")
+        raise typer.Exit(2) from exc
+    except ToolragError as exc:
+        err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)
+        raise typer.Exit(exc.exit_code) from exc
+    _write_misses(misses, reports)
+    if as_json:
+        payload = [r.as_json("n_docs") for r in reports]
+        sys.stdout.write(json.dumps(payload[0] if len(payload) == 1 else payload) + "\n")
+    else:
+        Console().print(_table("document retrieval", reports, "n_docs"))
