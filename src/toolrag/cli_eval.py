@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -46,6 +47,40 @@ def _write_misses(path: Path, reports: list[RetrievalReport]) -> None:
     err.print(f"missed queries written to {path}")
 
 
+def _run(
+    strategy: str,
+    known: Sequence[str],
+    k: str,
+    evaluate: Callable[[list[str], list[int]], list[RetrievalReport]],
+    as_json: bool,
+    misses: Path,
+    title: str,
+    items_key: str,
+) -> None:
+    """Check the options, run ``evaluate(strategies, ks)``, write misses, print table or JSON."""
+    try:
+        chosen = list(known) if strategy == "all" else [strategy]
+        unknown = [s for s in chosen if s not in known]
+        if unknown:
+            raise ToolragError(
+                f"Unknown strategy {unknown[0]!r}.",
+                hint=f"Use one of {', '.join(known)} or all.",
+            )
+        reports = evaluate(chosen, [int(x) for x in k.split(",") if x.strip()])
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] --k must be integers like 1,5,10 ({exc}).")
+        raise typer.Exit(2) from exc
+    except ToolragError as exc:
+        err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)
+        raise typer.Exit(exc.exit_code) from exc
+    _write_misses(misses, reports)
+    if as_json:
+        payload = [r.as_json(items_key) for r in reports]
+        sys.stdout.write(json.dumps(payload[0] if len(payload) == 1 else payload) + "\n")
+    else:
+        Console().print(_table(title, reports, items_key))
+
+
 @eval_app.command("tools")
 def eval_tools(
     tools: Annotated[
@@ -69,30 +104,12 @@ def eval_tools(
     from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_eval
     from toolrag.settings import Settings
 
-    try:
-        chosen = list(STRATEGIES) if strategy == "all" else [strategy]
-        unknown = [s for s in chosen if s not in STRATEGIES]
-        if unknown:
-            raise ToolragError(
-                f"Unknown strategy {unknown[0]!r}.",
-                hint=f"Use one of {', '.join(STRATEGIES)} or all.",
-            )
-        ks = [int(x) for x in k.split(",") if x.strip()]
+    def run(chosen: list[str], ks: list[int]) -> list[RetrievalReport]:
         cards = load_tool_list(tools)
         qs = load_queries(queries, "expected_tools")
-        reports = run_tool_eval(cards, qs, chosen, make_embedding(Settings()), ks)
-    except ValueError as exc:
-        err.print(f"[red]error:[/red] --k must be integers like 1,5,10 ({exc}).")
-        raise typer.Exit(2) from exc
-    except ToolragError as exc:
-        err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)
-        raise typer.Exit(exc.exit_code) from exc
-    _write_misses(misses, reports)
-    if as_json:
-        payload = [r.as_json() for r in reports]
-        sys.stdout.write(json.dumps(payload[0] if len(payload) == 1 else payload) + "\n")
-    else:
-        Console().print(_table("tool retrieval", reports, "n_tools"))
+        return run_tool_eval(cards, qs, chosen, make_embedding(Settings()), ks)
+
+    _run(strategy, STRATEGIES, k, run, as_json, misses, "tool retrieval", "n_tools")
 
 
 @eval_app.command("docs")
@@ -115,26 +132,8 @@ def eval_docs(
     from toolrag.evaluation.retrieval import load_queries
     from toolrag.settings import Settings
 
-    try:
-        chosen = list(DOC_STRATEGIES) if strategy == "all" else [strategy]
-        unknown = [s for s in chosen if s not in DOC_STRATEGIES]
-        if unknown:
-            raise ToolragError(
-                f"Unknown strategy {unknown[0]!r}.",
-                hint=f"Use one of {', '.join(DOC_STRATEGIES)} or all.",
-            )
-        ks = [int(x) for x in k.split(",") if x.strip()]
+    def run(chosen: list[str], ks: list[int]) -> list[RetrievalReport]:
         qs = load_queries(queries, "expected_docs")
-        reports = run_docs_eval(docs, qs, chosen, make_embedding(Settings()), ks)
-    except ValueError as exc:
-        err.print(f"[red]error:[/red] --k must be integers like 1,5,10 ({exc}).")
-        raise typer.Exit(2) from exc
-    except ToolragError as exc:
-        err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)
-        raise typer.Exit(exc.exit_code) from exc
-    _write_misses(misses, reports)
-    if as_json:
-        payload = [r.as_json("n_docs") for r in reports]
-        sys.stdout.write(json.dumps(payload[0] if len(payload) == 1 else payload) + "\n")
-    else:
-        Console().print(_table("document retrieval", reports, "n_docs"))
+        return run_docs_eval(docs, qs, chosen, make_embedding(Settings()), ks)
+
+    _run(strategy, DOC_STRATEGIES, k, run, as_json, misses, "document retrieval", "n_docs")
