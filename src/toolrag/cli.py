@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from toolrag.cli_audit import audit_app
+from toolrag.cli_batch import make_batch_command
 from toolrag.cli_eval import eval_app
 from toolrag.cli_mcp import mcp_app
 from toolrag.cli_tools import tools_app
@@ -251,6 +252,9 @@ def _field_api(data_dir: Path) -> Iterator[None]:
                 os.environ.pop("TOOLRAG_FIELD_API_URL", None)
             else:
                 os.environ["TOOLRAG_FIELD_API_URL"] = previous
+
+
+app.command("batch")(make_batch_command(_settings, _field_api))
 
 
 @app.command("serve-api")

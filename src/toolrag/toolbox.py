@@ -13,7 +13,8 @@ import asyncio
 import concurrent.futures
 from collections.abc import Coroutine, Sequence
 from functools import cached_property
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
@@ -42,6 +43,10 @@ from toolrag.tools.mcp_source import MCPSource, load_mcp_configs
 from toolrag.tools.rest import OpenAPIToolSpec, load_rest_configs
 from toolrag.tools.result import ToolResult
 from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
+
+if TYPE_CHECKING:
+    from toolrag.batch import BatchSummary
+    from toolrag.evaluation.questions import Question
 
 T = TypeVar("T")
 CONTENT_TYPES: tuple[ContentType, ...] = ("documents", "blueprints", "schedules")
@@ -341,3 +346,18 @@ class Toolbox:
     def ask(self, question: str) -> Answer:
         """Sync form of :meth:`aask` (works in scripts and in notebook cells)."""
         return run_sync(self.aask(question))
+
+    def batch(
+        self,
+        questions: Path | Sequence[Question],
+        output: Path,
+        concurrency: int | None = None,
+        timeout_s: float = 300.0,
+    ) -> BatchSummary:
+        """Answer many questions into a JSONL file, resumably (see :mod:`toolrag.batch`):
+        ids already answered in ``output`` are skipped, each question has a deadline, and a
+        failure becomes a record. Returns the summary (accuracy, tool accuracy, p50/p95)."""
+        from toolrag.batch import load_batch_questions, run_batch
+
+        qs = load_batch_questions(questions) if isinstance(questions, Path) else list(questions)
+        return run_batch(self, qs, output, concurrency=concurrency, timeout_s=timeout_s)
