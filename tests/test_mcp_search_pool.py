@@ -137,6 +137,8 @@ def test_search_tools_finds_the_right_tool_among_a_thousand(pool_server: Any) ->
 
     async def go(client: Any) -> Any:
         listed = [t.name for t in (await client.list_tools()).tools]
+        cards = json.loads((await client.read_resource("toolrag://cards")).contents[0].text)
+        pinned = {c["name"] for c in cards if c.get("pinned")}
         found = [
             _names(await client.call_tool("search_tools", {"query": q["query"], "k": 5}))
             for q in POOL["queries"]
@@ -144,10 +146,10 @@ def test_search_tools_finds_the_right_tool_among_a_thousand(pool_server: Any) ->
         mine = [
             _names(await client.call_tool("search_tools", {"query": q, "k": 5})) for q, _ in own
         ]
-        return listed, found, mine
+        return listed, pinned, len(cards), found, mine
 
-    listed, found, mine = run_client(pool_server, go)
-    assert "search_tools" in listed and len(listed) < 10
+    listed, pinned, n_cards, found, mine = run_client(pool_server, go)
+    assert set(listed) == {"search_tools", *pinned} and n_cards >= 1000
     hits = [
         expected_name(q["expected_tools"][0]) in names
         for q, names in zip(POOL["queries"], found, strict=True)
