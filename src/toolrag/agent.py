@@ -292,8 +292,10 @@ async def run_agent(
     max_repairs: int = 1,
     approver: Approver | None = None,
     run_id: str = "",
+    memory: ChatMemoryBuffer | None = None,
 ) -> Answer:
     """Run one question through the agent and collect the answer, sources and trace.
+    ``memory`` carries a conversation's earlier turns (a fresh buffer when None).
 
     When the model stops right after a recoverable tool error, its answer only relays the
     last tool's hint, or its only call found nothing (a small model's habits), it is asked
@@ -307,7 +309,7 @@ async def run_agent(
     offered = [t.metadata.get_name() for t in offered_tools]
     answer = Answer(question=question, answer="", tools_offered=offered, run_id=run_id)
     remember = getattr(retriever.retriever, "remember", None) if retriever else None
-    memory = ChatMemoryBuffer.from_defaults(llm=agent.llm)
+    memory = memory if memory is not None else ChatMemoryBuffer.from_defaults(llm=agent.llm)
     call_started: dict[str, float] = {}
     seen_sources: set[tuple[str, str]] = set()
     user_msg = question

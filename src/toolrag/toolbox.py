@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
+from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.objects.base import ObjectRetriever
 from llama_index.core.tools import BaseTool, FunctionTool
 
@@ -63,6 +65,14 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coro).result()
 
 
+@dataclass
+class ChatSession:
+    """A conversation's memory and the tools it has used (kept offered on later turns)."""
+
+    memory: ChatMemoryBuffer
+    sticky: list[str] = field(default_factory=list)
+
+
 class Toolbox:
     """Content indexes, the tools over them, and the agent that uses them."""
 
@@ -83,6 +93,7 @@ class Toolbox:
         self._embed = embed
         self._scripted_turns = scripted_turns
         self.database_status: str | None = None
+        self._sessions: dict[str, ChatSession] = {}
 
     # --- parts (built lazily: `toolrag config show` must not load models) -----------------------
     @property
@@ -317,8 +328,7 @@ class Toolbox:
         )
 
     # --- asking ---------------------------------------------------------------------------------
-    async def aask(self, question: str) -> Answer:
-        """Answer one question with the ReActAgent over the toolbox's tools."""
+    def _check_question(self, question: str) -> str:
         question = (question or "").strip()
         if not question:
             raise InputError("The question is empty.", hint='Ask something, e.g. toolrag ask "…".')
@@ -333,6 +343,11 @@ class Toolbox:
                 "The toolbox has no tools: no content types, database or REST API.",
                 hint="Set TOOLRAG_CONTENT_TYPES, TOOLRAG_DATABASE_URL or toolspecs/rest.yaml.",
             )
+        return question
+
+    async def aask(self, question: str) -> Answer:
+        """Answer one question with the ReActAgent over the toolbox's tools."""
+        question = self._check_question(question)
         run = RunState()
         agent = build_agent([], self.llm, tool_retriever=self.tool_retriever(run))
         return await run_agent(
@@ -346,6 +361,35 @@ class Toolbox:
     def ask(self, question: str) -> Answer:
         """Sync form of :meth:`aask` (works in scripts and in notebook cells)."""
         return run_sync(self.aask(question))
+
+    async def achat(self, session_id: str, message: str) -> Answer:
+        """One turn of a conversation: the agent sees the session's earlier turns (memory),
+        and the tools it used before stay offered (the sticky set). Each turn is its own run
+        for idempotency keys and approvals."""
+        message = self._check_question(message)
+        session = self._sessions.setdefault(
+            session_id, ChatSession(memory=ChatMemoryBuffer.from_defaults(llm=self.llm))
+        )
+        run = RunState()
+        retriever = self.tool_retriever(run)
+        retriever.retriever.sticky = session.sticky  # type: ignore[attr-defined]
+        agent = build_agent([], self.llm, tool_retriever=retriever)
+        return await run_agent(
+            agent,
+            message,
+            max_iterations=self.settings.max_iterations,
+            approver=self.approver(),
+            run_id=run.run_id,
+            memory=session.memory,
+        )
+
+    def chat(self, session_id: str, message: str) -> Answer:
+        """Sync form of :meth:`achat`."""
+        return run_sync(self.achat(session_id, message))
+
+    def end_chat(self, session_id: str) -> None:
+        """Forget a conversation's memory and sticky tools."""
+        self._sessions.pop(session_id, None)
 
     def batch(
         self,
