@@ -1,0 +1,203 @@
+"""The few-shot example store: questions with the tool calls that answer them, in SQLite with
+their embeddings, chosen per question by cosine similarity.
+
+It starts from the tool cards' example queries and ``data/questions/examples.jsonl``, and grows
+with confirmed routing decisions (``toolrag examples promote``). Any example whose embedding has
+a cosine of 0.9 or more with a registered test question is refused, so the evaluation split
+never leaks into the prompts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from pydantic import BaseModel, Field
+
+from toolrag.cards import ToolCard
+from toolrag.errors import InputError
+from toolrag.routing.models import ToolCallSpec
+
+LEAKAGE_COSINE = 0.9
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS examples (
+  id TEXT PRIMARY KEY, query TEXT NOT NULL, calls TEXT NOT NULL, source TEXT NOT NULL,
+  vector BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS test_questions (
+  id TEXT PRIMARY KEY, query TEXT NOT NULL, vector BLOB NOT NULL
+);
+"""
+
+
+class LeakageError(InputError):
+    """An example too close to a registered test question."""
+
+
+class Example(BaseModel):
+    query: str
+    calls: list[ToolCallSpec] = Field(default_factory=list)
+    source: str = Field("manual", description="card | questions | promoted | manual")
+
+    @property
+    def id(self) -> str:
+        body = json.dumps(
+            [self.query.strip().lower(), [c.model_dump() for c in self.calls]], sort_keys=True
+        )
+        return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+    @property
+    def tools(self) -> set[str]:
+        return {c.tool for c in self.calls}
+
+
+def _unit(vector: Sequence[float]) -> np.ndarray:
+    v = np.asarray(vector, dtype=np.float32)
+    return v / max(float(np.linalg.norm(v)), 1e-12)
+
+
+class ExampleStore:
+    """Examples and test questions with their unit vectors (``path`` is a SQLite file)."""
+
+    def __init__(self, path: Path, embed: BaseEmbedding) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.embed = embed
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(path, check_same_thread=False)
+        self._conn.executescript(_SCHEMA)
+        self._examples: list[Example] = []
+        self._ids: list[str] = []
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._tests = np.zeros((0, 0), dtype=np.float32)
+        self._test_ids: list[str] = []
+        self._reload()
+
+    def _reload(self) -> None:
+        rows = self._conn.execute(
+            "SELECT id, query, calls, source, vector FROM examples"
+        ).fetchall()
+        self._ids = [r[0] for r in rows]
+        self._examples = [Example(query=r[1], calls=json.loads(r[2]), source=r[3]) for r in rows]
+        self._matrix = (
+            np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows])
+            if rows
+            else np.zeros((0, 0), dtype=np.float32)
+        )
+        tests = self._conn.execute("SELECT id, vector FROM test_questions").fetchall()
+        self._test_ids = [t[0] for t in tests]
+        self._tests = (
+            np.stack([np.frombuffer(t[1], dtype=np.float32) for t in tests])
+            if tests
+            else np.zeros((0, 0), dtype=np.float32)
+        )
+
+    def __len__(self) -> int:
+        return len(self._examples)
+
+    # --- leakage guard -------------------------------------------------------------------------
+    def register_test_questions(self, questions: Iterable[tuple[str, str]]) -> int:
+        """Register ``(id, query)`` pairs no example may come near; returns how many are new."""
+        known = set(self._test_ids)
+        todo = [(i, q) for i, q in questions if i not in known]
+        if todo:
+            vectors = self.embed.get_text_embedding_batch([q for _, q in todo])
+            with self._lock, self._conn:
+                self._conn.executemany(
+                    "INSERT OR IGNORE INTO test_questions VALUES (?, ?, ?)",
+                    [(i, q, _unit(v).tobytes()) for (i, q), v in zip(todo, vectors, strict=True)],
+                )
+            self._reload()
+        return len(todo)
+
+    def closest_test_question(self, vector: np.ndarray) -> tuple[str, float] | None:
+        if not self._test_ids:
+            return None
+        sims = self._tests @ vector
+        best = int(np.argmax(sims))
+        return self._test_ids[best], float(sims[best])
+
+    # --- writing -------------------------------------------------------------------------------
+    def add_many(self, examples: Sequence[Example], strict: bool = True) -> tuple[int, list[str]]:
+        """Add examples (an existing one is left as is). A leaking example raises
+        :class:`LeakageError` when ``strict``, else it is skipped and reported.
+        Returns (added, refusals)."""
+        new = [e for e in examples if e.id not in set(self._ids)]
+        unique = list({e.id: e for e in new}.values())
+        if not unique:
+            return 0, []
+        vectors = [_unit(v) for v in self.embed.get_text_embedding_batch([e.query for e in unique])]
+        rows, refusals = [], []
+        for example, vector in zip(unique, vectors, strict=True):
+            close = self.closest_test_question(vector)
+            if close is not None and close[1] >= LEAKAGE_COSINE:
+                message = (
+                    f"Refused example {example.query!r}: cosine {close[1]:.3f} with test "
+                    f"question {close[0]!r} (limit {LEAKAGE_COSINE})."
+                )
+                if strict:
+                    raise LeakageError(
+                        message, hint="Rephrase it or use another question as the example."
+                    )
+                refusals.append(message)
+                continue
+            calls = json.dumps([c.model_dump() for c in example.calls])
+            rows.append((example.id, example.query, calls, example.source, vector.tobytes()))
+        with self._lock, self._conn:
+            self._conn.executemany("INSERT OR IGNORE INTO examples VALUES (?, ?, ?, ?, ?)", rows)
+        self._reload()
+        return len(rows), refusals
+
+    def add(self, example: Example) -> bool:
+        """Add one example; raises :class:`LeakageError` when it is too close to a test question."""
+        return self.add_many([example])[0] == 1
+
+    def seed(
+        self, cards: Sequence[ToolCard], questions: Path | None = None
+    ) -> tuple[int, list[str]]:
+        """Examples from the cards' example queries and a questions JSONL (expected tools and,
+        for one-tool questions, expected arguments). Leaking ones are skipped and reported."""
+        examples = [
+            Example(query=q, calls=[ToolCallSpec(tool=c.name)], source="card")
+            for c in cards
+            for q in c.examples
+        ]
+        if questions is not None and questions.is_file():
+            for line in questions.read_text(encoding="utf-8").splitlines():
+                if not line.strip():
+                    continue
+                item = json.loads(line)
+                tools = list(item.get("expected_tools") or [])
+                args = item.get("expected_args") or {}
+                calls = [
+                    ToolCallSpec(tool=t, arguments=args if len(tools) == 1 else {}) for t in tools
+                ]
+                examples.append(Example(query=item["query"], calls=calls, source="questions"))
+        return self.add_many(examples, strict=False)
+
+    # --- choosing ------------------------------------------------------------------------------
+    def select(
+        self, query: str, k: int = 8, tools: Iterable[str] | None = None
+    ) -> list[tuple[str, Example, float]]:
+        """The ``k`` examples nearest to ``query`` (cosine), among those whose calls use only
+        ``tools`` when given (an example with no call, "no tool", always qualifies)."""
+        if not self._examples:
+            return []
+        allowed = set(tools) if tools is not None else None
+        sims = self._matrix @ _unit(self.embed.get_query_embedding(query))
+        out = []
+        for i in np.argsort(-sims):
+            example = self._examples[int(i)]
+            if allowed is not None and not example.tools <= allowed:
+                continue
+            out.append((self._ids[int(i)], example, float(sims[int(i)])))
+            if len(out) == k:
+                break
+        return out

@@ -1,0 +1,51 @@
+"""The router's typed output: what the model must return, and what the router hands back."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from toolrag.tools.result import ToolResult
+
+Action = Literal["call_tools", "answer_directly", "ask_clarification"]
+
+
+class ToolCallSpec(BaseModel):
+    """One tool call: the tool's exact name and its arguments as a JSON object."""
+
+    tool: str = Field(description="Exact name of one of the offered tools.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments.")
+
+
+class RouteDecision(BaseModel):
+    """The model's routing decision for one question."""
+
+    action: Action = Field(
+        description="call_tools when tools can answer; answer_directly when no tool is needed; "
+        "ask_clarification when the question is too vague to act on."
+    )
+    calls: list[ToolCallSpec] = Field(
+        default_factory=list, description="With call_tools: every call the question needs."
+    )
+    message: str = Field(
+        "", description="With answer_directly: the answer. With ask_clarification: the question."
+    )
+
+
+class RouteResult(BaseModel):
+    """A decision after validation (and at most one repair round), and the calls' results."""
+
+    question: str
+    decision: RouteDecision | None = None
+    valid: bool = False
+    errors: list[str] = Field(default_factory=list, description="Left after the repair round.")
+    repaired: bool = False
+    examples: list[str] = Field(default_factory=list, description="Ids of the few-shot examples.")
+    tools_offered: list[str] = Field(default_factory=list)
+    results: list[ToolResult] = Field(default_factory=list)
+    raw: list[str] = Field(default_factory=list, description="The model's replies.")
+
+    @property
+    def tools_called(self) -> list[str]:
+        return [c.tool for c in self.decision.calls] if self.decision else []

@@ -1,0 +1,244 @@
+"""The few-shot router: question + retrieved tools -> validated tool calls, a direct answer, or a
+clarifying question.
+
+- Structured output: a JSON-schema grammar for llama.cpp (the reply cannot be anything but a
+  ``RouteDecision``), ``structured_predict`` (function calling / structured outputs) for
+  function-calling LLMs such as OpenAI's, and a parsed JSON reply for any other LLM.
+- Few-shot examples, 5-10 per question, from the :class:`ExampleStore`: ``dynamic`` picks the
+  nearest by embedding among examples that use the offered tools, ``static`` the same first
+  example of each offered tool for every question, ``none`` no examples.
+- Every call is checked (the tool was offered, the arguments fit its schema); a decision with
+  errors gets one repair round in which the model sees the errors.
+- ``arun`` also executes the calls through the guard, independent calls in parallel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from llama_index.core.llms import LLM
+from llama_index.core.prompts import PromptTemplate
+from llama_index.core.tools import BaseTool
+from pydantic import ValidationError
+
+from toolrag.guard import ToolGuard
+from toolrag.prompting import describe_args
+from toolrag.routing.examples import Example, ExampleStore
+from toolrag.routing.models import RouteDecision, RouteResult, ToolCallSpec
+
+ExampleMode = Literal["none", "static", "dynamic"]
+
+INSTRUCTIONS = (
+    "You route a question to tools. Reply with one JSON object and nothing else:\n"
+    '{{"action": "call_tools" | "answer_directly" | "ask_clarification", '
+    '"calls": [{{"tool": "<name>", "arguments": {{...}}}}], "message": "<text>"}}\n'
+    "- call_tools: the listed tools can answer. Give every call the question needs, each with "
+    "the tool's exact name and its own argument names; calls that do not depend on each other "
+    "run in parallel.\n"
+    "- answer_directly: no tool is needed (greetings, general knowledge); put the answer in "
+    "message.\n"
+    "- ask_clarification: the question is too vague to act on; put your question in message.\n"
+    "\nTools:\n{tools}\n{examples}\nQuestion: {question}\nJSON:"
+)
+
+REPAIR = """{prompt} {reply}
+
+That JSON has problems:
+{errors}
+Reply with the corrected JSON object only.
+JSON:"""
+
+_grammar_lock = threading.Lock()
+
+
+def _tool_block(tool: BaseTool) -> str:
+    meta = tool.metadata
+    try:
+        schema = meta.get_parameters_dict()
+    except Exception:  # a tool without a usable schema is still offered
+        schema = {}
+    return f"- {meta.get_name()}: {meta.description.strip()}\n{describe_args(schema)}"
+
+
+def _example_block(example: Example) -> str:
+    decision = RouteDecision(
+        action="call_tools" if example.calls else "answer_directly", calls=example.calls
+    )
+    return f"Question: {example.query}\nJSON: {decision.model_dump_json(exclude_defaults=False)}"
+
+
+def extract_json(text: str) -> dict[str, Any] | None:
+    """The first JSON object in a reply (code fences and chatter around it allowed)."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    return None
+
+
+def check_decision(
+    data: dict[str, Any] | None, tools: dict[str, BaseTool]
+) -> tuple[RouteDecision | None, list[str]]:
+    """Parse and validate one reply: the schema, the tool names, each call's arguments."""
+    if data is None:
+        return None, ["The reply is not a JSON object."]
+    try:
+        decision = RouteDecision.model_validate(data)
+    except ValidationError as exc:
+        return None, [
+            f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in exc.errors()
+        ]
+    errors: list[str] = []
+    if decision.action == "call_tools" and not decision.calls:
+        errors.append("action is call_tools but calls is empty.")
+    if decision.action != "call_tools" and not decision.message.strip():
+        errors.append(f"action is {decision.action} but message is empty.")
+    for n, call in enumerate(decision.calls):
+        tool = tools.get(call.tool)
+        if tool is None:
+            errors.append(
+                f"calls[{n}].tool: {call.tool!r} is not an offered tool; use one of "
+                f"{', '.join(sorted(tools))}."
+            )
+            continue
+        errors += _argument_errors(n, call, tool)
+    return decision, errors
+
+
+def _argument_errors(n: int, call: ToolCallSpec, tool: BaseTool) -> list[str]:
+    schema_model = tool.metadata.fn_schema
+    if schema_model is None:
+        return []
+    known = set(schema_model.model_fields)
+    errors = [
+        f"calls[{n}].arguments.{k}: {call.tool} has no argument {k!r}; it takes "
+        f"{', '.join(sorted(known)) or 'none'}."
+        for k in call.arguments
+        if k not in known
+    ]
+    try:
+        schema_model.model_validate(call.arguments)
+    except ValidationError as exc:
+        errors += [
+            f"calls[{n}].arguments.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+        ]
+    return errors
+
+
+class Router:
+    """Routes a question over a set of (retrieved) tools with few-shot examples."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        examples: ExampleStore | None = None,
+        mode: ExampleMode = "dynamic",
+        k_examples: int = 8,
+        max_repairs: int = 1,
+    ) -> None:
+        self.llm = llm
+        self.examples = examples
+        self.mode: ExampleMode = mode if examples is not None else "none"
+        self.k_examples = k_examples
+        self.max_repairs = max_repairs
+
+    # --- examples ------------------------------------------------------------------------------
+    def choose_examples(self, question: str, tools: Sequence[str]) -> list[tuple[str, Example]]:
+        if self.examples is None or self.mode == "none":
+            return []
+        if self.mode == "dynamic":
+            picked = self.examples.select(question, k=self.k_examples, tools=tools)
+            return [(i, e) for i, e, _ in picked][::-1]  # the nearest last, beside the question
+        chosen: list[tuple[str, Example]] = []
+        pairs = sorted(zip(self.examples._ids, self.examples._examples, strict=True))
+        for name in tools:  # static: each offered tool's first example, whatever the question
+            first = next(((i, e) for i, e in pairs if e.tools == {name}), None)
+            if first is not None:
+                chosen.append(first)
+        return chosen[: self.k_examples]
+
+    def prompt(self, question: str, tools: Sequence[BaseTool], examples: Sequence[Example]) -> str:
+        block = "\n".join(_example_block(e) for e in examples)
+        return INSTRUCTIONS.format(
+            tools="\n".join(_tool_block(t) for t in tools),
+            examples=f"\nExamples:\n{block}\n" if block else "",
+            question=question,
+        )
+
+    # --- the model -----------------------------------------------------------------------------
+    def _ask(self, prompt: str) -> str:
+        llm = self.llm
+        if getattr(llm.metadata, "is_function_calling_model", False):
+            try:
+                decision = llm.structured_predict(RouteDecision, PromptTemplate("{p}"), p=prompt)
+                return decision.model_dump_json()
+            except (ValueError, ValidationError):
+                pass  # fall back to a plain reply, parsed below
+        generate = getattr(llm, "generate_kwargs", None)
+        if isinstance(generate, dict) and type(llm).__name__ == "LlamaCPP":
+            from llama_cpp import LlamaGrammar
+
+            grammar = LlamaGrammar.from_json_schema(
+                json.dumps(RouteDecision.model_json_schema()), verbose=False
+            )
+            with _grammar_lock:
+                generate["grammar"] = grammar
+                try:
+                    return llm.complete(prompt).text
+                finally:
+                    generate.pop("grammar", None)
+        return llm.complete(prompt).text
+
+    def route(self, question: str, tools: Sequence[BaseTool]) -> RouteResult:
+        """Decide, validate, and repair once when the decision has errors."""
+        by_name = {t.metadata.get_name(): t for t in tools}
+        chosen = self.choose_examples(question, list(by_name))
+        prompt = self.prompt(question, tools, [e for _, e in chosen])
+        result = RouteResult(
+            question=question, examples=[i for i, _ in chosen], tools_offered=list(by_name)
+        )
+        reply = self._ask(prompt)
+        result.raw.append(reply)
+        decision, errors = check_decision(extract_json(reply), by_name)
+        for _ in range(self.max_repairs):
+            if not errors:
+                break
+            result.repaired = True
+            repair = REPAIR.format(
+                prompt=prompt, reply=reply.strip(), errors="\n".join(f"- {e}" for e in errors)
+            )
+            reply = self._ask(repair)
+            result.raw.append(reply)
+            decision, errors = check_decision(extract_json(reply), by_name)
+        result.decision, result.errors, result.valid = decision, errors, not errors
+        return result
+
+    async def arun(
+        self, question: str, tools: Sequence[BaseTool], guard: ToolGuard, run_id: str = "router"
+    ) -> RouteResult:
+        """Route, then run a valid decision's calls through the guard, in parallel."""
+        result = await asyncio.to_thread(self.route, question, tools)
+        if result.valid and result.decision is not None and result.decision.calls:
+            result.results = list(
+                await asyncio.gather(
+                    *(
+                        guard.acall(c.tool, c.arguments, run_id=run_id, step=n)
+                        for n, c in enumerate(result.decision.calls)
+                    )
+                )
+            )
+        return result
+
+
+__all__ = ["Router", "check_decision", "extract_json"]

@@ -1,0 +1,124 @@
+"""The few-shot router: parsing, validation and the repair round, dynamic example selection,
+the leakage refusal, and parallel execution through the guard (scripted LLM)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from toolrag import Settings, Toolbox
+from toolrag.embeddings import make_embedding
+from toolrag.llms import ScriptedLLM
+from toolrag.routing import Example, ExampleStore, LeakageError, Router, ToolCallSpec
+from toolrag.routing.router import extract_json
+
+SCHEDULE = "get_project_schedule"
+
+
+def _decision(*calls: tuple[str, dict[str, object]], action: str = "call_tools") -> str:
+    body = {"action": action, "calls": [{"tool": t, "arguments": a} for t, a in calls]}
+    return json.dumps(body)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> ExampleStore:
+    return ExampleStore(tmp_path / "examples.sqlite", make_embedding(Settings()))
+
+
+def test_extract_json_finds_the_object_in_chatter() -> None:
+    reply = 'Sure!\n```json\n{"action": "answer_directly", "message": "a {brace} \\" inside"}\n```'
+    assert extract_json(reply) == {"action": "answer_directly", "message": 'a {brace} " inside'}
+    assert extract_json("no json here") is None
+
+
+def test_a_bad_decision_gets_one_repair_round_with_the_errors(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    tb = toolbox_factory([])
+    tools = [t for t in tb.tools() if t.metadata.get_name() in (SCHEDULE, "search_documents")]
+    llm = ScriptedLLM(
+        [
+            _decision(("get_schedule", {"project": "GRB-104"})),  # a made-up tool name
+            _decision((SCHEDULE, {"project": "GRB-104", "colour": "red"})),  # unknown argument
+            _decision((SCHEDULE, {"project": "GRB-104"})),
+        ]
+    )
+    result = Router(llm, max_repairs=1).route("When does GRB-104 finish?", tools)
+    assert result.repaired and not result.valid  # one repair only: the 2nd reply still bad
+    assert any("has no argument 'colour'" in e for e in result.errors)
+    repair_prompt = llm.prompts[1][0].content or ""
+    assert "'get_schedule' is not an offered tool" in repair_prompt
+    assert "get_project_schedule" in repair_prompt
+
+    good = Router(ScriptedLLM([_decision((SCHEDULE, {"projec": "x"})),
+                               _decision((SCHEDULE, {"project": "GRB-104"}))]))  # fmt: skip
+    fixed = good.route("When does GRB-104 finish?", tools)
+    assert fixed.valid and fixed.repaired and fixed.tools_called == [SCHEDULE]
+    assert fixed.decision is not None and fixed.decision.calls[0].arguments == {
+        "project": "GRB-104"
+    }
+
+
+def test_no_tool_and_clarification_decisions_are_valid(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    tools = toolbox_factory([]).tools()
+    reply = json.dumps({"action": "answer_directly", "calls": [], "message": "Hello!"})
+    result = Router(ScriptedLLM([reply])).route("hi there", tools)
+    assert result.valid and result.decision is not None and result.tools_called == []
+    vague = json.dumps({"action": "ask_clarification", "message": "Which project?"})
+    assert Router(ScriptedLLM([vague])).route("how late is it", tools).valid
+
+
+def test_dynamic_examples_are_the_nearest_ones(store: ExampleStore) -> None:
+    store.add_many(
+        [
+            Example(query="Will it rain in Oslo tomorrow?", calls=[ToolCallSpec(tool="weather")]),
+            Example(query="What is 17 times 23?", calls=[ToolCallSpec(tool="calculator")]),
+            Example(query="Email the report to Ann", calls=[ToolCallSpec(tool="send_email")]),
+            Example(query="Is it going to snow in Bergen?", calls=[ToolCallSpec(tool="weather")]),
+        ]
+    )
+    picked = store.select("Should I take an umbrella in Paris today?", k=2)
+    assert [e.tools for _, e, _ in picked] == [{"weather"}, {"weather"}]
+    only_math = store.select("Should I take an umbrella in Paris today?", k=2, tools=["calculator"])
+    assert [e.query for _, e, _ in only_math] == ["What is 17 times 23?"]  # offered tools only
+    router = Router(ScriptedLLM([]), store, mode="dynamic", k_examples=2)
+    chosen = [e.query for _, e in router.choose_examples("umbrella in Paris?", ["weather"])]
+    assert set(chosen) == {"Will it rain in Oslo tomorrow?", "Is it going to snow in Bergen?"}
+    assert router.choose_examples("umbrella", ["weather"]) != []
+    assert Router(ScriptedLLM([]), store, mode="none").choose_examples("x", ["weather"]) == []
+
+
+def test_examples_close_to_a_test_question_are_refused(store: ExampleStore) -> None:
+    store.register_test_questions([("t1", "When is substantial completion for the hotel?")])
+    with pytest.raises(LeakageError, match="cosine"):
+        store.add(Example(query="When is substantial completion for the hotel?"))
+    added, refused = store.add_many(
+        [
+            Example(query="What is the substantial completion date of the hotel?"),
+            Example(query="List the open RFIs on the parking garage"),
+        ],
+        strict=False,
+    )
+    assert added == 1 and len(refused) == 1 and "t1" in refused[0]
+    assert len(store) == 1
+
+
+def test_run_executes_independent_calls_through_the_guard(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    tb = toolbox_factory([])
+    llm = ScriptedLLM(
+        [_decision((SCHEDULE, {"project": "GRB-104"}), (SCHEDULE, {"project": "GRB-101"}))]
+    )
+    result = asyncio.run(Router(llm).arun("Compare the two schedules", tb.tools(), tb.guard))
+    assert result.valid and [r.success for r in result.results] == [True, True]
+    assert {r.sources[0].file for r in result.results} == {
+        "schedules/GRB-104.csv",
+        "schedules/GRB-101.csv",
+    }
