@@ -14,8 +14,8 @@ from toolrag import Settings, Toolbox
 from toolrag.batch import read_records
 from toolrag.evaluation.questions import Question
 
-from .conftest import DATA, final, react
-from .test_cli import run_cli
+from .conftest import final, react
+from .test_cli import run_cli, scripted_env
 
 SCHEDULE = Question(
     id="q1",
@@ -68,23 +68,12 @@ def test_batch_cli_prints_the_summary_and_skips_answered_ids(
 ) -> None:
     questions = tmp_path / "questions.jsonl"
     questions.write_text(json.dumps(SCHEDULE.model_dump()) + "\n")
-    turns = tmp_path / "turns.json"
-    turns.write_text(
-        json.dumps(
-            [
-                react("get_project_schedule", {"project": "Cedar Valley Fire Station 7"}),
-                final("Substantial completion was reached on 2025-12-12."),
-            ]
-        )
-    )
+    turns = [
+        react("get_project_schedule", {"project": "Cedar Valley Fire Station 7"}),
+        final("Substantial completion was reached on 2025-12-12."),
+    ]
     out = tmp_path / "answers.jsonl"
-    env = {
-        "TOOLRAG_INDEX_DIR": str(sample_settings.index_dir),
-        "TOOLRAG_DATA_DIR": str(DATA),
-        "TOOLRAG_STATE_DIR": str(tmp_path / "state"),
-        "TOOLRAG_LLM_PROVIDER": "scripted",
-        "TOOLRAG_SCRIPTED_TURNS_FILE": str(turns),
-    }
+    env = scripted_env(sample_settings.index_dir, tmp_path, turns)
     proc = run_cli("batch", str(questions), "-o", str(out), env=env)
     assert proc.returncode == 0, proc.stderr
     assert "tool accuracy" in proc.stdout and "100% of 1" in proc.stdout

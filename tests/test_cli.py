@@ -33,6 +33,19 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
+def scripted_env(index_dir: Path, tmp_path: Path, turns: list[str]) -> dict[str, str]:
+    """Environment for a CLI run on the sample indexes with the scripted LLM playing ``turns``."""
+    path = tmp_path / "turns.json"
+    path.write_text(json.dumps(turns))
+    return {
+        "TOOLRAG_INDEX_DIR": str(index_dir),
+        "TOOLRAG_DATA_DIR": str(DATA),
+        "TOOLRAG_STATE_DIR": str(tmp_path / "state"),
+        "TOOLRAG_LLM_PROVIDER": "scripted",
+        "TOOLRAG_SCRIPTED_TURNS_FILE": str(path),
+    }
+
+
 def assert_one_line_error(proc: subprocess.CompletedProcess[str], needle: str) -> None:
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr

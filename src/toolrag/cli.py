@@ -20,6 +20,7 @@ from toolrag.cli_audit import audit_app
 from toolrag.cli_batch import make_batch_command
 from toolrag.cli_eval import eval_app
 from toolrag.cli_mcp import mcp_app
+from toolrag.cli_route import examples_app, route
 from toolrag.cli_tools import tools_app
 from toolrag.errors import ToolragError
 from toolrag.settings import Settings, load_settings
@@ -37,6 +38,8 @@ app.add_typer(model_app, name="model")
 app.add_typer(tools_app, name="tools")
 app.add_typer(audit_app, name="audit")
 app.add_typer(mcp_app, name="mcp")
+app.add_typer(examples_app, name="examples")
+app.command("route")(route)
 
 out = Console()
 err = Console(stderr=True)

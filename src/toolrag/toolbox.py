@@ -36,6 +36,9 @@ from toolrag.knowledge import ContentIndex, ProgressFn, SyncReport
 from toolrag.llms import Turn, make_llm
 from toolrag.projects import ProjectCatalog
 from toolrag.retrievers import query_engine_tool
+from toolrag.routing import ExampleStore, Router, RouteResult
+from toolrag.routing.feedback import DecisionLog
+from toolrag.routing.router import ExampleMode
 from toolrag.sampledb import build_sqlite
 from toolrag.settings import Settings
 from toolrag.tool_retriever import make_tool_retriever
@@ -386,6 +389,57 @@ class Toolbox:
     def chat(self, session_id: str, message: str) -> Answer:
         """Sync form of :meth:`achat`."""
         return run_sync(self.achat(session_id, message))
+
+    # --- routing --------------------------------------------------------------------------------
+    @cached_property
+    def example_store(self) -> ExampleStore:
+        """Few-shot examples (``state_dir/examples.sqlite``): the cards' example queries and
+        ``data/questions/examples.jsonl``, never closer than cosine 0.9 to a question of
+        ``data/questions/test.jsonl``, plus promoted decisions."""
+        from toolrag.evaluation.questions import load_questions
+
+        store = ExampleStore(self.settings.state_dir / "examples.sqlite", self.embed)
+        folder = self.settings.data_dir / "questions"
+        if (folder / "test.jsonl").is_file():
+            tests = load_questions(folder / "test.jsonl")
+            store.register_test_questions((q.id, q.query) for q in tests)
+        store.seed(list(self.tool_index.cards.values()), folder / "examples.jsonl")
+        return store
+
+    @cached_property
+    def decisions(self) -> DecisionLog:
+        """Every routing decision and its outcome (``state_dir/decisions.sqlite``)."""
+        return DecisionLog(self.settings.state_dir / "decisions.sqlite")
+
+    def router(self, mode: ExampleMode = "dynamic") -> Router:
+        return Router(self.llm, self.example_store, mode=mode, k_examples=8)
+
+    async def aroute(
+        self, question: str, execute: bool = True, mode: ExampleMode = "dynamic"
+    ) -> RouteResult:
+        """Route a question over its retrieved tools: validated calls (run through the guard,
+        in parallel, when ``execute``), a direct answer or a clarifying question. The decision
+        is logged; rate it with :meth:`rate_decision`."""
+        question = self._check_question(question)
+        run = RunState()
+        tools = await self.tool_retriever(run).aretrieve(question)
+        router = self.router(mode)
+        if execute:
+            result = await router.arun(question, tools, self.guard, run_id=run.run_id)
+        else:
+            result = await asyncio.to_thread(router.route, question, tools)
+        result.id = self.decisions.record(result)
+        return result
+
+    def route(
+        self, question: str, execute: bool = True, mode: ExampleMode = "dynamic"
+    ) -> RouteResult:
+        """Sync form of :meth:`aroute`."""
+        return run_sync(self.aroute(question, execute, mode))
+
+    def rate_decision(self, decision_id: str, good: bool) -> None:
+        """Record the user's verdict; good decisions become examples on promotion."""
+        self.decisions.rate(decision_id, good)
 
     def end_chat(self, session_id: str) -> None:
         """Forget a conversation's memory and sticky tools."""

@@ -37,6 +37,7 @@ class RouteResult(BaseModel):
     """A decision after validation (and at most one repair round), and the calls' results."""
 
     question: str
+    id: str = Field("", description="The decision's id in the decision log (for ratings).")
     decision: RouteDecision | None = None
     valid: bool = False
     errors: list[str] = Field(default_factory=list, description="Left after the repair round.")
