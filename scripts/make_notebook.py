@@ -12,9 +12,10 @@ import nbformat
 CELLS = [
     (
         "md",
-        "# Exploring toolrag\n\nThe content indexes, the tools over them, and the agent "
-        "answering a question with its trace. Run by hand it uses the configured LLM (the local "
-        "model by default); the test suite runs it with the `scripted` LLM.",
+        "# Exploring toolrag\n\nThe content indexes, the tools over them, tool retrieval and "
+        "the router, a small evaluation, and the agent answering a question with its trace. "
+        "Run by hand it uses the configured LLM (the local model by default); the test suite "
+        "runs it with the `scripted` LLM.",
     ),
     (
         "code",
@@ -99,7 +100,51 @@ CELLS = [
         "for record in gb.guard.audit.tail(3):\n"
         "    print(record.tool, record.status, record.arguments)",
     ),
-    ("md", "## 6. Ask the agent\n\nThe answer carries its sources and the tool-call trace."),
+    (
+        "md",
+        "## 6. Tool retrieval, then the router's decision\n\nThe ToolIndex ranks the tools "
+        "for a question (RRF score and cosine); the router turns the question and those tools "
+        "into validated calls, run through the guard, with few-shot examples chosen by "
+        "similarity. Every decision is logged and can be rated.",
+    ),
+    (
+        "code",
+        "question = 'When is substantial completion planned for the Summit Ridge Hotel?'\n"
+        "for hit in tb.tool_index.retrieve(question, k=5):\n"
+        "    print(f'{hit.score:.4f} cos={hit.similarity} {hit.name}')\n\n"
+        "routed = tb.route(question)\n"
+        "print('examples shown:', len(routed.examples), '| valid:', routed.valid)\n"
+        "calls = routed.decision.calls if routed.valid and routed.decision else []\n"
+        "print(routed.decision.action if routed.decision else routed.errors)\n"
+        "for call, result in zip(calls, routed.results):\n"
+        "    print(call.tool, call.arguments, '->', 'ok' if result.success else "
+        "result.error_code)\n"
+        "tb.rate_decision(routed.id, good=True)",
+    ),
+    (
+        "md",
+        "## 7. A small evaluation, with a plot\n\nTool retrieval on the sample test "
+        "questions: toolrag's ToolIndex against plain LlamaIndex `ObjectIndex`, same "
+        "embedding model (`toolrag eval tools` does the same on any pool).",
+    ),
+    (
+        "code",
+        "import matplotlib.pyplot as plt\n"
+        "from toolrag.evaluation.questions import load_questions\n"
+        "from toolrag.evaluation.retrieval import RetrievalQuery\n"
+        "from toolrag.evaluation.tools_eval import run_tool_eval\n\n"
+        "qs = [RetrievalQuery(id=q.id, query=q.query, expected=q.expected_tools)\n"
+        "      for q in load_questions(Path('data/questions/test.jsonl'))]\n"
+        "reports = run_tool_eval(tb.cards(), qs, ['objectindex-default', 'best'], tb.embed)\n"
+        "fig, ax = plt.subplots(figsize=(6, 3))\n"
+        "for n, r in enumerate(reports):\n"
+        "    ax.bar([k + n * 0.35 for k in range(3)], list(r.recall.values()), 0.35, "
+        "label=r.strategy)\n"
+        "    print(r.strategy, {f'R@{k}': round(v, 3) for k, v in r.recall.items()})\n"
+        "ax.set_xticks([k + 0.17 for k in range(3)], ['R@1', 'R@5', 'R@10'])\n"
+        "ax.set_ylim(0, 1)\nax.legend()\nplt.show()",
+    ),
+    ("md", "## 8. Ask the agent\n\nThe answer carries its sources and the tool-call trace."),
     (
         "code",
         "answer = tb.ask('When is substantial completion planned for the Summit Ridge "

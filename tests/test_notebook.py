@@ -21,6 +21,14 @@ def test_notebook_executes(
     turns.write_text(
         json.dumps(
             [
+                json.dumps(  # the router's decision (section 6)
+                    {
+                        "action": "call_tools",
+                        "calls": [
+                            {"tool": "get_project_schedule", "arguments": {"project": "GRB-107"}}
+                        ],
+                    }
+                ),
                 react("get_project_schedule", {"project": "GRB-107"}),
                 final("Substantial completion is planned for 2027-01-29."),
             ]
@@ -38,3 +46,5 @@ def test_notebook_executes(
     )
     assert "2027-01-29" in outputs and "get_project_schedule" in outputs
     assert "GRB-101-CTR-001" in outputs  # the liquidated-damages search found the contract
+    assert "get_project_schedule {'project': 'GRB-107'} -> ok" in outputs  # the router
+    assert "objectindex-default {'R@1'" in outputs and "best {'R@1'" in outputs

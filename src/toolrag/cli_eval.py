@@ -137,3 +137,85 @@ def eval_docs(
         return run_docs_eval(docs, qs, chosen, make_embedding(Settings()), ks)
 
     _run(strategy, DOC_STRATEGIES, k, run, as_json, misses, "document retrieval", "n_docs")
+
+
+@eval_app.command("route")
+def eval_route(
+    tools: Annotated[Path, typer.Option(help="JSON tool list (any of the three shapes).")],
+    queries: Annotated[
+        Path, typer.Option(help="JSONL {id, query, expected_tools, expected_args?}.")
+    ],
+    examples: Annotated[str, typer.Option(help="none, static, dynamic or 'all'.")] = "all",
+    example_file: Annotated[
+        Path | None,
+        typer.Option(help="JSONL questions with expected tools/args to use as examples."),
+    ] = None,
+    limit: Annotated[int, typer.Option(help="Only the first N queries (0: all).")] = 0,
+    k_tools: Annotated[int, typer.Option(help="Tools retrieved and offered per query.")] = 5,
+    png: Annotated[Path, typer.Option(help="Confusion-matrix heatmap (one per mode).")] = Path(
+        "runs/route_confusion.png"
+    ),
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Router precision/recall (overall and per tool), confusion matrix, "no tool" accuracy and
+    argument accuracy, for none, static and dynamic few-shot examples side by side."""
+    import tempfile
+
+    from toolrag.cards import load_tool_list
+    from toolrag.embeddings import make_embedding
+    from toolrag.evaluation.route_eval import load_route_queries, run_route_eval, save_heatmap
+    from toolrag.llms import make_llm
+    from toolrag.routing import Example, ToolCallSpec
+    from toolrag.settings import load_settings
+
+    modes = ["none", "static", "dynamic"] if examples == "all" else [examples]
+    try:
+        if any(m not in ("none", "static", "dynamic") for m in modes):
+            raise ToolragError(
+                f"Unknown examples mode {examples!r}.", hint="Use none, static, dynamic or all."
+            )
+        settings = load_settings()
+        cards = load_tool_list(tools)
+        qs = load_route_queries(queries)[: limit or None]
+        extra = []
+        if example_file is not None:
+            for q in load_route_queries(example_file):
+                calls = [
+                    ToolCallSpec(tool=t, arguments=q.expected_args if len(q.expected_tools) == 1
+                                 else {})
+                    for t in q.expected_tools
+                ]  # fmt: skip
+                extra.append(Example(query=q.query, calls=calls, source="questions"))
+        with tempfile.TemporaryDirectory(prefix="toolrag-route-") as tmp:
+            reports = run_route_eval(
+                cards, qs, modes, make_llm(settings), make_embedding(settings), Path(tmp),  # type: ignore[arg-type]
+                examples=extra, k_tools=k_tools,
+            )  # fmt: skip
+    except ToolragError as exc:
+        err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)
+        raise typer.Exit(exc.exit_code) from exc
+    for report in reports:
+        path = png.with_name(f"{png.stem}_{report.examples}{png.suffix}")
+        save_heatmap(report, path)
+        err.print(f"confusion heatmap written to {path}")
+    if as_json:
+        payload = [r.as_json() for r in reports]
+        sys.stdout.write(json.dumps(payload[0] if len(payload) == 1 else payload) + "\n")
+        return
+    table = Table("examples", "precision", "recall", "no-tool acc", "arg acc", "valid", "p50 s",
+                  title=f"router: {len(qs)} queries, {len(cards)} tools")  # fmt: skip
+    for r in reports:
+        table.add_row(
+            r.examples,
+            f"{r.precision:.3f}",
+            f"{r.recall:.3f}",
+            "n/a" if r.no_tool_accuracy is None else f"{r.no_tool_accuracy:.3f}",
+            "n/a" if r.argument_accuracy is None else f"{r.argument_accuracy:.3f}",
+            f"{r.valid_rate:.3f}",
+            f"{r.p50_s:.1f}",
+        )
+    Console().print(table)
+    per_tool = Table("tool", "precision", "recall", "support", title="per tool (last mode)")
+    for tool, m in sorted(reports[-1].per_tool.items()):
+        per_tool.add_row(tool, f"{m['precision']:.2f}", f"{m['recall']:.2f}", str(m["support"]))
+    Console().print(per_tool)

@@ -117,22 +117,35 @@ def check_decision(
 
 
 def _argument_errors(n: int, call: ToolCallSpec, tool: BaseTool) -> list[str]:
-    schema_model = tool.metadata.fn_schema
-    if schema_model is None:
-        return []
-    known = set(schema_model.model_fields)
-    errors = [
-        f"calls[{n}].arguments.{k}: {call.tool} has no argument {k!r}; it takes "
-        f"{', '.join(sorted(known)) or 'none'}."
-        for k in call.arguments
-        if k not in known
-    ]
+    """Unknown and missing arguments from the tool's JSON schema, then the types through its
+    pydantic model when it has one."""
     try:
-        schema_model.model_validate(call.arguments)
-    except ValidationError as exc:
+        schema = tool.metadata.get_parameters_dict()
+    except Exception:  # a tool without a usable schema: nothing to check against
+        return []
+    props = schema.get("properties") or {}
+    errors = []
+    if props:
         errors += [
-            f"calls[{n}].arguments.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+            f"calls[{n}].arguments.{k}: {call.tool} has no argument {k!r}; it takes "
+            f"{', '.join(sorted(props))}."
+            for k in call.arguments
+            if k not in props
         ]
+    errors += [
+        f"calls[{n}].arguments.{k}: required by {call.tool} and missing."
+        for k in schema.get("required") or []
+        if k not in call.arguments
+    ]
+    model = tool.metadata.fn_schema
+    if model is not None and model.model_fields and not errors:
+        try:
+            model.model_validate(call.arguments)
+        except ValidationError as exc:
+            errors += [
+                f"calls[{n}].arguments.{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                for e in exc.errors()
+            ]
     return errors
 
 

@@ -1,0 +1,253 @@
+"""Router evaluation on any tool pool: each query's tools are retrieved from the pool (ToolIndex,
+top ``k``), the router decides, and the decision is scored against the expected tools and
+arguments.
+
+- precision and recall over the (query, tool) pairs, overall and per tool;
+- a confusion matrix of expected against predicted tools (``(none)`` for no tool), printed and
+  saved as a PNG heatmap;
+- accuracy on "no tool" queries (empty ``expected_tools``): right when nothing is called;
+- argument accuracy where ground truth is given: the share of expected arguments the call got
+  right. An expected value that is a list of options (BFCL's possible answers) accepts any of
+  them, and ``""`` among the options means the argument may be left out.
+
+The evaluated queries are registered as test questions in the example store, so no example
+within cosine 0.9 of one of them is ever shown to the router.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import LLM
+from llama_index.core.tools import FunctionTool, ToolMetadata
+from pydantic import BaseModel, Field
+
+from toolrag.cards import ToolCard
+from toolrag.errors import InputError
+from toolrag.evaluation.baselines import _schema_model
+from toolrag.routing import Example, ExampleStore, Router, ToolCallSpec
+from toolrag.routing.router import ExampleMode
+from toolrag.toolindex import ToolIndex
+
+NONE = "(none)"
+
+
+class RouteQuery(BaseModel):
+    id: str
+    query: str
+    expected_tools: list[str] = Field(default_factory=list)
+    expected_args: dict[str, Any] = Field(default_factory=dict)
+
+
+class RouteReport(BaseModel):
+    examples: str
+    n_queries: int
+    precision: float
+    recall: float
+    no_tool_accuracy: float | None
+    n_no_tool: int
+    argument_accuracy: float | None
+    n_argument_checks: int
+    valid_rate: float
+    repaired: int
+    p50_s: float
+    per_tool: dict[str, dict[str, float]]
+    confusion: dict[str, dict[str, int]]
+
+    def as_json(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+def load_route_queries(path: Path) -> list[RouteQuery]:
+    if not path.is_file():
+        raise InputError(
+            f"Query file {path} does not exist.",
+            hint="Pass a JSONL file of {id, query, expected_tools, expected_args?} objects.",
+        )
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append(RouteQuery.model_validate_json(line))
+            except ValueError as exc:
+                raise InputError(
+                    f"{path}:{n}: not a valid query line ({exc.__class__.__name__}).",
+                    hint="Each line needs id, query and expected_tools.",
+                ) from exc
+    return out
+
+
+def _norm(value: Any) -> str:
+    return (
+        json.dumps(value, sort_keys=True).lower()
+        if not isinstance(value, str)
+        else value.strip().lower()
+    )
+
+
+def argument_hits(expected: dict[str, Any], got: dict[str, Any]) -> tuple[int, int]:
+    """(right, checked) for one call's arguments."""
+    right = checked = 0
+    for name, want in expected.items():
+        options = want if isinstance(want, list) and not isinstance(got.get(name), list) else [want]
+        optional = "" in options
+        checked += 1
+        if name not in got:
+            right += int(optional)
+            continue
+        right += int(any(_norm(o) == _norm(got[name]) for o in options if o != ""))
+    return right, checked
+
+
+def stub_tools(cards: Sequence[ToolCard]) -> list[FunctionTool]:
+    """Cards as tools the router can be offered (schema from the card; never called)."""
+    return [
+        FunctionTool(
+            fn=lambda **kw: None,
+            metadata=ToolMetadata(
+                name=c.name, description=c.description, fn_schema=_schema_model(c)
+            ),
+        )
+        for c in cards
+    ]
+
+
+def score(
+    mode: str,
+    queries: Sequence[RouteQuery],
+    predicted: Sequence[list[ToolCallSpec]],
+    valid: Sequence[bool],
+    repaired: int,
+    seconds: Sequence[float],
+) -> RouteReport:
+    tp: Counter[str] = Counter()
+    fp: Counter[str] = Counter()
+    fn: Counter[str] = Counter()
+    confusion: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    no_tool_right = no_tool_n = 0
+    arg_right = arg_checked = 0
+    for q, calls in zip(queries, predicted, strict=True):
+        want, got = set(q.expected_tools), {c.tool for c in calls}
+        for t in want & got:
+            tp[t] += 1
+            confusion[t][t] += 1
+        for t in got - want:
+            fp[t] += 1
+        for t in want - got:
+            fn[t] += 1
+        missed, extra = sorted(want - got), sorted(got - want)
+        for i, t in enumerate(missed):  # pair each missed tool with a wrong pick, or nothing
+            confusion[t][extra[i] if i < len(extra) else NONE] += 1
+        for t in extra[len(missed) :]:
+            confusion[NONE][t] += 1
+        if not want:
+            no_tool_n += 1
+            no_tool_right += int(not got)
+            if not got:
+                confusion[NONE][NONE] += 1
+        if q.expected_args and len(q.expected_tools) == 1:
+            call = next((c for c in calls if c.tool == q.expected_tools[0]), None)
+            right, checked = argument_hits(q.expected_args, call.arguments if call else {})
+            arg_right += right if call else 0
+            arg_checked += checked
+    tools = sorted(set(tp) | set(fp) | set(fn))
+    per_tool = {
+        t: {
+            "precision": round(tp[t] / (tp[t] + fp[t]), 4) if tp[t] + fp[t] else 0.0,
+            "recall": round(tp[t] / (tp[t] + fn[t]), 4) if tp[t] + fn[t] else 0.0,
+            "support": tp[t] + fn[t],
+        }
+        for t in tools
+    }
+    all_tp, all_fp, all_fn = sum(tp.values()), sum(fp.values()), sum(fn.values())
+    return RouteReport(
+        examples=mode,
+        n_queries=len(queries),
+        precision=round(all_tp / (all_tp + all_fp), 4) if all_tp + all_fp else 0.0,
+        recall=round(all_tp / (all_tp + all_fn), 4) if all_tp + all_fn else 0.0,
+        no_tool_accuracy=round(no_tool_right / no_tool_n, 4) if no_tool_n else None,
+        n_no_tool=no_tool_n,
+        argument_accuracy=round(arg_right / arg_checked, 4) if arg_checked else None,
+        n_argument_checks=arg_checked,
+        valid_rate=round(sum(valid) / len(valid), 4) if valid else 0.0,
+        repaired=repaired,
+        p50_s=round(statistics.median(seconds), 2) if seconds else 0.0,
+        per_tool=per_tool,
+        confusion={k: dict(v) for k, v in confusion.items()},
+    )
+
+
+def run_route_eval(
+    cards: Sequence[ToolCard],
+    queries: Sequence[RouteQuery],
+    modes: Sequence[ExampleMode],
+    llm: LLM,
+    embed: BaseEmbedding,
+    work_dir: Path,
+    examples: Sequence[Example] = (),
+    k_tools: int = 5,
+) -> list[RouteReport]:
+    """Route every query once per example mode, in this process, over the same retrieval."""
+    index = ToolIndex(work_dir / "index", embed, table="route_eval")
+    index.sync(cards)
+    tools = {t.metadata.get_name(): t for t in stub_tools(cards)}
+    store = ExampleStore(work_dir / "examples.sqlite", embed)
+    store.register_test_questions((q.id, q.query) for q in queries)
+    store.seed(cards)
+    store.add_many(examples, strict=False)
+    offered = [[tools[h.name] for h in index.retrieve(q.query, k=k_tools)] for q in queries]
+    reports = []
+    for mode in modes:
+        router = Router(llm, store, mode=mode)
+        predicted, valid, seconds, repaired = [], [], [], 0
+        for q, offer in zip(queries, offered, strict=True):
+            t0 = time.perf_counter()
+            result = router.route(q.query, offer)
+            seconds.append(time.perf_counter() - t0)
+            valid.append(result.valid)
+            repaired += int(result.repaired)
+            calls = result.decision.calls if result.decision and result.valid else []
+            predicted.append(list(calls))
+        reports.append(score(mode, queries, predicted, valid, repaired, seconds))
+    return reports
+
+
+def save_heatmap(report: RouteReport, path: Path, max_labels: int = 30) -> Path:
+    """The confusion matrix as a PNG heatmap (the most frequent labels when there are many)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    counts: Counter[str] = Counter()
+    for row, cols in report.confusion.items():
+        counts[row] += sum(cols.values())
+        for col, n in cols.items():
+            counts[col] += n
+    labels = [label for label, _ in counts.most_common(max_labels)]
+    grid = [[report.confusion.get(r, {}).get(c, 0) for c in labels] for r in labels]
+    ticks = list(range(len(labels)))
+    size = max(4.0, 0.35 * len(labels) + 2)
+    fig, ax = plt.subplots(figsize=(size, size))
+    ax.imshow(grid, cmap="Blues")
+    ax.set_xticks(ticks, labels, rotation=90, fontsize=7)
+    ax.set_yticks(ticks, labels, fontsize=7)
+    ax.set_xlabel("predicted tool")
+    ax.set_ylabel("expected tool")
+    ax.set_title(f"router confusion ({report.examples} examples)")
+    for i, cells in enumerate(grid):
+        for j, count in enumerate(cells):
+            if count:
+                ax.text(j, i, str(count), ha="center", va="center", fontsize=6)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
