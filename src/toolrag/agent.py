@@ -177,6 +177,7 @@ class Answer(BaseModel):
         default_factory=list, description="Gated calls and the decision: 'tool: approved'."
     )
     run_id: str = ""
+    route_id: str = Field("", description="The router's decision id (router+react mode).")
 
     @property
     def tools_called(self) -> list[str]:

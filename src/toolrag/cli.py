@@ -212,6 +212,10 @@ def ask(
     profile: Annotated[
         str | None, typer.Option(help="Agent profile to run as (least privilege).")
     ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(help="react, or router+react (the router's calls run first)."),
+    ] = None,
     data_dir: DataDir = None,
     index_dir: IndexDir = None,
 ) -> None:
@@ -220,7 +224,9 @@ def ask(
 
     approval = None if approve is None else ("approve" if approve else "deny")
     try:
-        settings = _settings(data_dir, index_dir, approval=approval, profile=profile)
+        settings = _settings(
+            data_dir, index_dir, approval=approval, profile=profile, agent_mode=mode
+        )
         answer = Toolbox(settings).ask(question)
     except ToolragError as exc:
         _fail(exc)

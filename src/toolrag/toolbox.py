@@ -351,6 +351,10 @@ class Toolbox:
     async def aask(self, question: str) -> Answer:
         """Answer one question with the ReActAgent over the toolbox's tools."""
         question = self._check_question(question)
+        if self.settings.agent_mode == "router+react":
+            from toolrag.routed_agent import ask_routed
+
+            return await ask_routed(self, question)
         run = RunState()
         agent = build_agent([], self.llm, tool_retriever=self.tool_retriever(run))
         return await run_agent(

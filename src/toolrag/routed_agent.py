@@ -1,0 +1,86 @@
+"""The ``router+react`` agent mode: the router decides first; its validated calls run through the
+guard in parallel and become the first steps of the trace, and the ReActAgent answers from
+their results (or calls more tools when they are not enough). A direct answer or a clarifying
+question from the router is the answer. A decision still invalid after its repair round falls
+back to the plain ReAct run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolrag.agent import Answer, TraceStep, build_agent, run_agent
+from toolrag.guarded_tools import RunState
+from toolrag.prompting import fence
+
+if TYPE_CHECKING:
+    from toolrag.toolbox import Toolbox
+
+ROUTED_PROMPT = (
+    "{question}\n\nThese tool calls were already made for this question; their results:\n"
+    "{results}\nAnswer the question from these results. If they are not enough, call the "
+    "tools you still need."
+)
+
+
+async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
+    """Answer ``question`` in router+react mode (see the module docstring)."""
+    run = RunState()
+    retriever = toolbox.tool_retriever(run)
+    tools = await retriever.aretrieve(question)
+    offered = [t.metadata.get_name() for t in tools]
+    routed = await toolbox.router().arun(question, tools, toolbox.guard, run_id=run.run_id)
+    routed.id = toolbox.decisions.record(routed)
+    decision = routed.decision
+    if routed.valid and decision is not None and decision.action != "call_tools":
+        return Answer(
+            question=question,
+            answer=decision.message,
+            tools_offered=offered,
+            run_id=run.run_id,
+            route_id=routed.id,
+            llm_calls=len(routed.raw),
+        )
+    first: list[TraceStep] = []
+    blocks: list[str] = []
+    sources = []
+    if routed.valid and decision is not None:
+        remember = getattr(retriever.retriever, "remember", None)
+        for n, (call, result) in enumerate(zip(decision.calls, routed.results, strict=True)):
+            rendered = result.render(max_chars=4000)
+            first.append(
+                TraceStep(
+                    step=n + 1,
+                    tool=call.tool,
+                    tools_offered=offered,
+                    arguments=call.arguments,
+                    success=result.success,
+                    error_code=result.error_code.value if result.error_code else None,
+                    recoverable=result.recoverable,
+                    empty=result.empty,
+                    observation=rendered[:600],
+                )
+            )
+            blocks.append(f"{call.tool}({call.arguments}):\n{fence(rendered)}")
+            sources += [s for s in result.sources if s not in sources]
+            if remember is not None:
+                remember(call.tool)
+    message = (
+        ROUTED_PROMPT.format(question=question, results="\n".join(blocks)) if blocks else question
+    )
+    agent = build_agent([], toolbox.llm, tool_retriever=retriever)
+    answer = await run_agent(
+        agent,
+        message,
+        max_iterations=toolbox.settings.max_iterations,
+        approver=toolbox.approver(),
+        run_id=run.run_id,
+    )
+    for step in answer.trace:
+        step.step += len(first)
+    answer.question = question
+    answer.trace = first + answer.trace
+    answer.sources = sources + [s for s in answer.sources if s not in sources]
+    answer.route_id = routed.id
+    answer.llm_calls += len(routed.raw)
+    return answer
