@@ -82,7 +82,18 @@ def distractors(taken: set[str]) -> Iterator[ToolCard]:
                 if name in taken or not card.description.strip():
                     continue
                 taken.add(name)
-                yield card.model_copy(update={"name": name})
+                yield card.model_copy(update={"name": name, "parameters": _flat(card.parameters)})
+
+
+def _flat(schema: dict[str, Any]) -> dict[str, Any]:
+    """Top-level parameters only (name, type, description): what the card's document uses.
+    Resolved request bodies of large specs run to megabytes; 100k of them do not fit."""
+    props = {
+        name: {"type": str(p.get("type", "string")), "description": str(p.get("description", ""))}
+        for name, p in (schema.get("properties") or {}).items()
+        if isinstance(p, dict)
+    }
+    return {"type": "object", "properties": props, "required": schema.get("required") or []}
 
 
 def _dir_size(path: Path) -> int:

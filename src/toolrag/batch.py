@@ -86,7 +86,11 @@ def read_records(path: Path) -> dict[str, BatchRecord]:
 def answer_one(toolbox: Toolbox, question: Question, timeout_s: float) -> BatchRecord:
     """Ask one question under a deadline; every failure comes back as a record."""
     base = {"id": question.id, "query": question.query, "expected_tools": question.expected_tools}
-    outcome = run_with_timeout(lambda: toolbox.ask(question.query), timeout_s)
+    # A question blocked inside the model (a C call, or a wait on the agent's event loop) is
+    # stopped when control comes back to Python; the batch does not wait for it.
+    outcome = run_with_timeout(
+        lambda: toolbox.ask(question.query), timeout_s, name="toolrag-question"
+    )
     if outcome.timed_out:
         return BatchRecord(
             **base,

@@ -36,8 +36,10 @@ def _stop(thread: threading.Thread) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), ctypes.py_object(ToolStopped))
 
 
-def run_with_timeout(fn: Callable[[], Any], timeout_s: float, grace_s: float = 1.0) -> Outcome:
-    """``fn()`` in a worker thread; past ``timeout_s`` the thread is stopped."""
+def run_with_timeout(
+    fn: Callable[[], Any], timeout_s: float, grace_s: float = 1.0, name: str = "toolrag-tool"
+) -> Outcome:
+    """``fn()`` in a worker thread named ``name``; past ``timeout_s`` the thread is stopped."""
     outcome = Outcome()
 
     def target() -> None:
@@ -48,7 +50,7 @@ def run_with_timeout(fn: Callable[[], Any], timeout_s: float, grace_s: float = 1
         except BaseException as exc:  # reported to the caller, never raised into the agent
             outcome.error = exc
 
-    worker = threading.Thread(target=target, name="toolrag-tool", daemon=True)
+    worker = threading.Thread(target=target, name=name, daemon=True)
     worker.start()
     worker.join(timeout_s)
     if not worker.is_alive():
