@@ -217,5 +217,7 @@ def eval_route(
     Console().print(table)
     per_tool = Table("tool", "precision", "recall", "support", title="per tool (last mode)")
     for tool, m in sorted(reports[-1].per_tool.items()):
-        per_tool.add_row(tool, f"{m['precision']:.2f}", f"{m['recall']:.2f}", str(m["support"]))
+        per_tool.add_row(
+            tool, f"{m['precision']:.2f}", f"{m['recall']:.2f}", str(int(m["support"]))
+        )
     Console().print(per_tool)
