@@ -1,9 +1,11 @@
-"""The agent path: a LlamaIndex workflow ``ReActAgent`` over toolrag tools, with a trace.
+"""The agent path: a LlamaIndex workflow agent over toolrag tools, with a trace.
 
-The agent is the stock workflow ReActAgent. What this module adds is what a caller needs around
-it: a fresh memory per run (reusing a ``Context`` drops memory), a graceful stop after
-``max_iterations`` instead of an exception, and an :class:`Answer` that carries the sources the
-tools returned and the tool-call trace.
+The agent is the stock workflow ``ReActAgent`` (any LLM), or the stock ``FunctionAgent`` for
+function-calling LLMs (``agent_mode="function"``). What this module adds is what a caller needs
+around it: a fresh memory per run (reusing a ``Context`` drops memory), a graceful stop after
+``max_iterations`` instead of an exception, loop detection, events for listeners
+(:mod:`toolrag.events`), and an :class:`Answer` that carries the sources the tools returned and
+the tool-call trace.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from typing import Any
 
 from llama_index.core.agent.workflow import (
     AgentOutput,
+    FunctionAgent,
     ReActAgent,
     ToolCall,
     ToolCallResult,
 )
+from llama_index.core.agent.workflow.base_agent import BaseWorkflowAgent
 from llama_index.core.llms import LLM, ChatMessage, MessageRole
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.objects.base import ObjectRetriever
@@ -28,6 +32,8 @@ from llama_index.core.tools import BaseTool
 from pydantic import BaseModel, Field
 from workflows.events import HumanResponseEvent, InputRequiredEvent
 
+from toolrag.errors import ConfigError
+from toolrag.events import emit
 from toolrag.guard.policy import ApprovalRequest, Approver
 from toolrag.prompting import CompactReActFormatter
 from toolrag.tools.result import Source, ToolResult
@@ -189,19 +195,32 @@ def build_agent(
     llm: LLM,
     system_prompt: str = SYSTEM_PROMPT,
     tool_retriever: ObjectRetriever[BaseTool] | None = None,
-) -> ReActAgent:
-    """The stock workflow ReActAgent, over fixed ``tools`` or a ``tool_retriever``."""
-    return ReActAgent(
-        name="toolrag",
-        description="Answers questions with retrieved tools.",
-        tools=list(tools) or None,
-        tool_retriever=tool_retriever,
-        llm=llm,
-        system_prompt=system_prompt,
-        streaming=False,
-        early_stopping_method="generate",
-        formatter=CompactReActFormatter(),
-    )
+    kind: str = "react",
+) -> BaseWorkflowAgent:
+    """The stock workflow agent over fixed ``tools`` or a ``tool_retriever``: ``react`` (the
+    ReActAgent, any LLM) or ``function`` (the FunctionAgent; the LLM must call functions)."""
+    common: dict[str, Any] = {
+        "name": "toolrag",
+        "description": "Answers questions with retrieved tools.",
+        "tools": list(tools) or None,
+        "tool_retriever": tool_retriever,
+        "llm": llm,
+        "system_prompt": system_prompt,
+        "streaming": False,
+        "early_stopping_method": "generate",  # a final answer at the cap, not an exception
+    }
+    if kind == "function":
+        if not llm.metadata.is_function_calling_model:
+            raise ConfigError(
+                f"agent_mode 'function' needs a function-calling LLM; {llm.metadata.model_name!r} "
+                "is not one.",
+                hint="Use TOOLRAG_AGENT_MODE=react (or router+react) with the local model, or "
+                "an OpenAI / function-calling openai_like model.",
+            )
+        return FunctionAgent(**common)
+    if kind != "react":
+        raise ConfigError(f"Unknown agent kind {kind!r}.", hint="Use react or function.")
+    return ReActAgent(**common, formatter=CompactReActFormatter())
 
 
 def _usage(raw: Any) -> tuple[int, int]:
@@ -222,6 +241,12 @@ def _collect(
     """Fold one workflow event into the answer: tool calls into the trace, sources, usage."""
     if isinstance(event, ToolCall) and not isinstance(event, ToolCallResult):
         call_started[event.tool_id] = time.perf_counter()
+        emit(
+            "tool_call",
+            tool=event.tool_name,
+            step=len(answer.trace) + 1,
+            arguments=dict(event.tool_kwargs or {}),
+        )
     elif isinstance(event, ToolCallResult):
         raw = event.tool_output.raw_output
         result = raw if isinstance(raw, ToolResult) else None
@@ -251,6 +276,16 @@ def _collect(
                 ),
             )
         )
+        step = answer.trace[-1]
+        emit(
+            "tool_result",
+            tool=step.tool,
+            step=step.step,
+            arguments=step.arguments,
+            success=step.success,
+            text=step.observation,
+            data={"error_code": step.error_code, "empty": step.empty, "seconds": step.seconds},
+        )
         for src in result.sources if result else []:
             key = (src.file, src.locator)
             if key not in seen_sources:
@@ -263,6 +298,11 @@ def _collect(
         p, c = _usage(event.raw)
         answer.prompt_tokens += p
         answer.completion_tokens += c
+        emit(
+            "model_step",
+            text=str(event.response.content or ""),
+            data={"prompt_tokens": p, "completion_tokens": c, "call": answer.llm_calls},
+        )
 
 
 def _found(trace: Sequence[TraceStep]) -> str:
@@ -283,20 +323,24 @@ async def _decide(event: Any, approver: Approver | None, answer: Answer) -> bool
             decision = False
     tool = request.get("tool", "?") if isinstance(request, dict) else "?"
     answer.approvals.append(f"{tool}: {'approved' if decision else 'denied'}")
+    emit("approval", tool=tool, success=decision, text="approved" if decision else "denied")
     return decision
 
 
 async def run_agent(
-    agent: ReActAgent,
+    agent: BaseWorkflowAgent,
     question: str,
     max_iterations: int = 6,
     max_repairs: int = 1,
     approver: Approver | None = None,
     run_id: str = "",
     memory: ChatMemoryBuffer | None = None,
+    final_event: bool = True,
 ) -> Answer:
     """Run one question through the agent and collect the answer, sources and trace.
-    ``memory`` carries a conversation's earlier turns (a fresh buffer when None).
+    ``memory`` carries a conversation's earlier turns (a fresh buffer when None). Events go
+    to the current listener (:mod:`toolrag.events`); ``final_event=False`` leaves the closing
+    ``answer`` event to a caller that completes the answer itself.
 
     When the model stops right after a recoverable tool error, its answer only relays the
     last tool's hint, or its only call found nothing (a small model's habits), it is asked
@@ -309,6 +353,7 @@ async def run_agent(
         offered_tools += await retriever.aretrieve(question)
     offered = [t.metadata.get_name() for t in offered_tools]
     answer = Answer(question=question, answer="", tools_offered=offered, run_id=run_id)
+    emit("tools_retrieved", tools=offered)
     remember = getattr(retriever.retriever, "remember", None) if retriever else None
     memory = memory if memory is not None else ChatMemoryBuffer.from_defaults(llm=agent.llm)
     call_started: dict[str, float] = {}
@@ -391,4 +436,22 @@ async def run_agent(
     # (early_stopping_method="generate") instead of raising.
     answer.stopped_early = answer.llm_calls >= max_iterations
     answer.seconds = round(time.perf_counter() - started, 3)
+    if final_event:
+        emit_answer(answer)
     return answer
+
+
+def emit_answer(answer: Answer) -> None:
+    """The closing event of a run: the answer, its trace summary and usage."""
+    emit(
+        "answer",
+        text=answer.answer,
+        tools=answer.tools_called,
+        data={
+            "sources": [f"{s.file} [{s.locator}]" for s in answer.sources],
+            "llm_calls": answer.llm_calls,
+            "prompt_tokens": answer.prompt_tokens,
+            "seconds": answer.seconds,
+            "stopped_early": answer.stopped_early,
+        },
+    )

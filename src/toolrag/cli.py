@@ -214,12 +214,18 @@ def ask(
     ] = None,
     mode: Annotated[
         str | None,
-        typer.Option(help="react, or router+react (the router's calls run first)."),
+        typer.Option(
+            help="react, router+react (the router's calls run first), or function (the "
+            "FunctionAgent, for function-calling LLMs)."
+        ),
     ] = None,
+    stream: Annotated[
+        bool, typer.Option("--stream", help="Print the run's events (stderr) as they happen.")
+    ] = False,
     data_dir: DataDir = None,
     index_dir: IndexDir = None,
 ) -> None:
-    """Answer a question with the ReActAgent over the toolbox's tools."""
+    """Answer a question with the agent over the toolbox's retrieved tools."""
     from toolrag.toolbox import Toolbox
 
     approval = None if approve is None else ("approve" if approve else "deny")
@@ -227,7 +233,14 @@ def ask(
         settings = _settings(
             data_dir, index_dir, approval=approval, profile=profile, agent_mode=mode
         )
-        answer = Toolbox(settings).ask(question)
+        toolbox = Toolbox(settings)
+        if stream:
+            from toolrag.events import listening
+
+            with listening(lambda e: err.print(e.line(), highlight=False, markup=False)):
+                answer = toolbox.ask(question)
+        else:
+            answer = toolbox.ask(question)
     except ToolragError as exc:
         _fail(exc)
         return

@@ -24,6 +24,8 @@ from llama_index.core.base.llms.types import (
 )
 from llama_index.core.llms import LLM, CustomLLM
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
+from llama_index.core.llms.function_calling import FunctionCallingLLM
+from llama_index.core.tools import BaseTool, ToolSelection
 from pydantic import Field, PrivateAttr
 
 from toolrag.errors import ConfigError, ModelMissingError
@@ -130,6 +132,148 @@ class ScriptedLLM(CustomLLM):
         return gen()
 
 
+FunctionTurn = str | dict[str, Any] | list[dict[str, Any]]
+
+
+class ScriptedFunctionLLM(FunctionCallingLLM):
+    """A function-calling LLM that plays a fixed list of turns (tests of the ``function`` agent
+    mode, whose real counterpart is OpenAI or a tool-calling server).
+
+    A turn is the final text (a string), one tool call ``{"tool": name, "arguments": {...}}``,
+    several calls in a list (parallel calls), or a function of (messages, offered tool names)
+    returning one of those. ``prompts`` and ``tools_offered`` keep what each turn was shown.
+    """
+
+    turns: list[Any] = Field(default_factory=list)
+    model_name: str = "scripted-function"
+    _cursor: int = PrivateAttr(default=0)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _prompts: list[list[ChatMessage]] = PrivateAttr(default_factory=list)
+    _offered: list[list[str]] = PrivateAttr(default_factory=list)
+
+    def __init__(self, turns: Sequence[Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(turns=list(turns or []), **kwargs)
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(
+            context_window=32768,
+            num_output=512,
+            model_name=self.model_name,
+            is_chat_model=True,
+            is_function_calling_model=True,
+        )
+
+    @property
+    def prompts(self) -> list[list[ChatMessage]]:
+        return self._prompts
+
+    @property
+    def tools_offered(self) -> list[list[str]]:
+        return self._offered
+
+    @property
+    def remaining(self) -> int:
+        return len(self.turns) - self._cursor
+
+    def _next(self, messages: Sequence[ChatMessage], tools: Sequence[str]) -> ChatMessage:
+        with self._lock:
+            self._prompts.append(list(messages))
+            self._offered.append(list(tools))
+            if self._cursor >= len(self.turns):
+                raise RuntimeError(f"ScriptedFunctionLLM ran out of turns after {len(self.turns)}.")
+            turn = self.turns[self._cursor]
+            self._cursor += 1
+        if callable(turn):
+            turn = turn(messages, tools)
+        if isinstance(turn, str):
+            return ChatMessage(role=MessageRole.ASSISTANT, content=turn)
+        calls = [turn] if isinstance(turn, dict) else list(turn)
+        selections = [
+            ToolSelection(
+                tool_id=f"call_{self._cursor}_{n}",
+                tool_name=str(c["tool"]),
+                tool_kwargs=dict(c.get("arguments") or {}),
+            )
+            for n, c in enumerate(calls)
+        ]
+        return ChatMessage(
+            role=MessageRole.ASSISTANT, content="", additional_kwargs={"tool_calls": selections}
+        )
+
+    def _prepare_chat_with_tools(
+        self,
+        tools: Sequence[BaseTool],
+        user_msg: str | ChatMessage | None = None,
+        chat_history: list[ChatMessage] | None = None,
+        verbose: bool = False,
+        allow_parallel_tool_calls: bool = False,
+        tool_required: bool = False,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        messages = list(chat_history or [])
+        if user_msg is not None:
+            messages.append(
+                user_msg
+                if isinstance(user_msg, ChatMessage)
+                else ChatMessage(role=MessageRole.USER, content=user_msg)
+            )
+        return {"messages": messages, "tool_names": [t.metadata.get_name() for t in tools]}
+
+    def get_tool_calls_from_response(
+        self, response: ChatResponse, error_on_no_tool_call: bool = True, **kwargs: Any
+    ) -> list[ToolSelection]:
+        calls = list(response.message.additional_kwargs.get("tool_calls") or [])
+        if not calls and error_on_no_tool_call:
+            raise ValueError("The reply has no tool call.")
+        return calls
+
+    @llm_chat_callback()
+    def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        return ChatResponse(message=self._next(messages, kwargs.get("tool_names") or []))
+
+    @llm_chat_callback()
+    def stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
+        message = self._next(messages, kwargs.get("tool_names") or [])
+
+        def gen() -> ChatResponseGen:
+            yield ChatResponse(message=message, delta=message.content or "")
+
+        return gen()
+
+    @llm_chat_callback()
+    async def achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        return self.chat(messages, **kwargs)
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        message = self._next([ChatMessage(role=MessageRole.USER, content=prompt)], [])
+        return CompletionResponse(text=message.content or "")
+
+    @llm_completion_callback()
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponseGen:
+        text = self.complete(prompt).text
+
+        def gen() -> CompletionResponseGen:
+            yield CompletionResponse(text=text, delta=text)
+
+        return gen()
+
+    @llm_completion_callback()
+    async def acomplete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponse:
+        return self.complete(prompt)
+
+    async def astream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> Any:
+        raise NotImplementedError("ScriptedFunctionLLM does not stream; use streaming=False.")
+
+    async def astream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> Any:
+        raise NotImplementedError("ScriptedFunctionLLM does not stream.")
+
+
 def resolve_provider(settings: Settings) -> str:
     """The provider that ``auto`` resolves to, in the order DESIGN.md gives."""
     if settings.llm_provider != "auto":
@@ -141,12 +285,15 @@ def resolve_provider(settings: Settings) -> str:
     return "local"
 
 
-def make_llm(settings: Settings, scripted_turns: Sequence[Turn] | None = None) -> LLM:
+def make_llm(settings: Settings, scripted_turns: Sequence[Any] | None = None) -> LLM:
     """Build the configured LLM, or raise a one-sentence error that says what to run or set."""
     provider = resolve_provider(settings)
     if provider == "scripted":
+        function = settings.agent_mode == "function"
         if scripted_turns is None and settings.scripted_turns_file:
-            scripted_turns = _read_turns(settings.scripted_turns_file)
+            scripted_turns = _read_turns(settings.scripted_turns_file, allow_calls=function)
+        if function:
+            return ScriptedFunctionLLM(scripted_turns or [])
         return ScriptedLLM(scripted_turns or [])
     if provider == "openai":
         key = settings.openai_key()
@@ -183,6 +330,7 @@ def make_llm(settings: Settings, scripted_turns: Sequence[Turn] | None = None) -
             api_key=settings.openai_key() or "not-needed",
             # OpenAILike defaults to completion mode; every server we target speaks chat.
             is_chat_model=True,
+            is_function_calling_model=settings.agent_mode == "function",
             context_window=settings.context_window,
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
@@ -201,7 +349,9 @@ def make_llm(settings: Settings, scripted_turns: Sequence[Turn] | None = None) -
     )
 
 
-def _read_turns(path: Path) -> list[str]:
+def _read_turns(path: Path, allow_calls: bool = False) -> list[Any]:
+    """The turns file: a JSON list of strings; with ``allow_calls`` (the function agent mode)
+    also tool-call objects ``{"tool": ..., "arguments": {...}}`` or lists of them."""
     try:
         turns = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -209,10 +359,20 @@ def _read_turns(path: Path) -> list[str]:
             f"Cannot read scripted turns from {path}: {exc}.",
             hint="TOOLRAG_SCRIPTED_TURNS_FILE must name a JSON list of strings.",
         ) from exc
-    if not isinstance(turns, list) or not all(isinstance(t, str) for t in turns):
+
+    def ok(turn: Any) -> bool:
+        if isinstance(turn, str):
+            return True
+        if not allow_calls:
+            return False
+        calls = turn if isinstance(turn, list) else [turn]
+        return all(isinstance(c, dict) and isinstance(c.get("tool"), str) for c in calls)
+
+    if not isinstance(turns, list) or not all(ok(t) for t in turns):
         raise ConfigError(
-            f"{path} is not a JSON list of strings.",
-            hint="Write the turns as a JSON list of strings.",
+            f"{path} is not a JSON list of turns.",
+            hint="Write the turns as a JSON list of strings (with agent_mode=function, also "
+            '{"tool": name, "arguments": {...}} objects).',
         )
     return turns
 

@@ -7,9 +7,11 @@ back to the plain ReAct run.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
-from toolrag.agent import Answer, TraceStep, build_agent, run_agent
+from toolrag.agent import Answer, TraceStep, build_agent, emit_answer, run_agent
+from toolrag.events import emit
 from toolrag.guarded_tools import RunState
 from toolrag.prompting import fence
 
@@ -25,6 +27,7 @@ ROUTED_PROMPT = (
 
 async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
     """Answer ``question`` in router+react mode (see the module docstring)."""
+    started = time.perf_counter()
     run = RunState()
     retriever = toolbox.tool_retriever(run)
     tools = await retriever.aretrieve(question)
@@ -32,15 +35,27 @@ async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
     routed = await toolbox.router().arun(question, tools, toolbox.guard, run_id=run.run_id)
     routed.id = toolbox.decisions.record(routed)
     decision = routed.decision
+    emit(
+        "route",
+        tools=offered,
+        text=decision.model_dump_json() if decision else "; ".join(routed.errors),
+        success=routed.valid,
+        data={"decision_id": routed.id, "repaired": routed.repaired},
+    )
     if routed.valid and decision is not None and decision.action != "call_tools":
-        return Answer(
+        answer = Answer(
             question=question,
             answer=decision.message,
             tools_offered=offered,
             run_id=run.run_id,
             route_id=routed.id,
             llm_calls=len(routed.raw),
+            prompt_tokens=routed.prompt_tokens,
+            completion_tokens=routed.completion_tokens,
+            seconds=round(time.perf_counter() - started, 3),
         )
+        emit_answer(answer)
+        return answer
     first: list[TraceStep] = []
     blocks: list[str] = []
     sources = []
@@ -61,6 +76,15 @@ async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
                     observation=rendered[:600],
                 )
             )
+            emit(
+                "tool_result",
+                tool=call.tool,
+                step=n + 1,
+                arguments=call.arguments,
+                success=result.success,
+                text=rendered[:600],
+                data={"error_code": first[-1].error_code, "empty": result.empty},
+            )
             blocks.append(f"{call.tool}({call.arguments}):\n{fence(rendered)}")
             sources += [s for s in result.sources if s not in sources]
             if remember is not None:
@@ -75,6 +99,7 @@ async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
         max_iterations=toolbox.settings.max_iterations,
         approver=toolbox.approver(),
         run_id=run.run_id,
+        final_event=False,
     )
     for step in answer.trace:
         step.step += len(first)
@@ -83,4 +108,8 @@ async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
     answer.sources = sources + [s for s in answer.sources if s not in sources]
     answer.route_id = routed.id
     answer.llm_calls += len(routed.raw)
+    answer.prompt_tokens += routed.prompt_tokens
+    answer.completion_tokens += routed.completion_tokens
+    answer.seconds = round(time.perf_counter() - started, 3)
+    emit_answer(answer)
     return answer

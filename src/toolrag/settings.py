@@ -116,10 +116,12 @@ class Settings(BaseSettings):
     chunk_size: int = Field(200, ge=64, description="Document chunk size in tokens.")
     chunk_overlap: int = Field(30, ge=0)
     max_iterations: int = Field(6, ge=1, le=50, description="Agent steps before a graceful stop.")
-    agent_mode: Literal["react", "router+react"] = Field(
+    agent_mode: Literal["react", "router+react", "function"] = Field(
         "react",
         description="react: the ReActAgent over retrieved tools. router+react: the router's "
-        "validated calls run first and the agent answers from their results (or goes on).",
+        "validated calls run first and the agent answers from their results (or goes on). "
+        "function: the FunctionAgent, for function-calling LLMs (OpenAI, or an openai_like "
+        "server that supports tools).",
     )
     tool_timeout_s: float = Field(10.0, gt=0, description="Default per-tool timeout.")
     profile: str = Field("default", description="The agent profile the toolbox runs as.")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Coroutine, Sequence
+import contextvars
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -29,6 +30,7 @@ from toolrag.corpus import LOADERS
 from toolrag.corpus.base import ContentType
 from toolrag.embeddings import make_embedding
 from toolrag.errors import IndexMissingError, InputError
+from toolrag.events import AgentEvent, listening
 from toolrag.guard import AuditLog, IdempotencyStore, ToolGuard
 from toolrag.guard.policy import Approver, approve_all
 from toolrag.guarded_tools import RunState, guarded_tools, unknown_tool
@@ -64,8 +66,9 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
+    context = contextvars.copy_context()  # event listeners follow the run into the thread
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        return pool.submit(context.run, asyncio.run, coro).result()
 
 
 @dataclass
@@ -85,7 +88,7 @@ class Toolbox:
         *,
         llm: LLM | None = None,
         embed: BaseEmbedding | None = None,
-        scripted_turns: Sequence[Turn] | None = None,
+        scripted_turns: Sequence[Turn | dict[str, Any] | list[dict[str, Any]]] | None = None,
         approve: Approver | None = None,
     ) -> None:
         """``approve(request) -> bool`` decides delete/external calls (default: the
@@ -348,15 +351,22 @@ class Toolbox:
             )
         return question
 
+    @property
+    def _agent_kind(self) -> str:
+        return "function" if self.settings.agent_mode == "function" else "react"
+
     async def aask(self, question: str) -> Answer:
-        """Answer one question with the ReActAgent over the toolbox's tools."""
+        """Answer one question with the agent over the toolbox's retrieved tools, in the
+        configured ``agent_mode`` (react, router+react or function)."""
         question = self._check_question(question)
         if self.settings.agent_mode == "router+react":
             from toolrag.routed_agent import ask_routed
 
             return await ask_routed(self, question)
         run = RunState()
-        agent = build_agent([], self.llm, tool_retriever=self.tool_retriever(run))
+        agent = build_agent(
+            [], self.llm, tool_retriever=self.tool_retriever(run), kind=self._agent_kind
+        )
         return await run_agent(
             agent,
             question,
@@ -380,7 +390,7 @@ class Toolbox:
         run = RunState()
         retriever = self.tool_retriever(run)
         retriever.retriever.sticky = session.sticky  # type: ignore[attr-defined]
-        agent = build_agent([], self.llm, tool_retriever=retriever)
+        agent = build_agent([], self.llm, tool_retriever=retriever, kind=self._agent_kind)
         return await run_agent(
             agent,
             message,
@@ -393,6 +403,42 @@ class Toolbox:
     def chat(self, session_id: str, message: str) -> Answer:
         """Sync form of :meth:`achat`."""
         return run_sync(self.achat(session_id, message))
+
+    async def astream(
+        self, question: str, session_id: str | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Answer like :meth:`aask` (or :meth:`achat` with a ``session_id``), yielding the run's
+        events as they happen: tools retrieved, the router's decision, model steps, tool
+        calls and results, approvals. The last event is ``answer``; its ``data["answer"]``
+        holds the whole :class:`Answer`. Errors in the question raise before any event."""
+        queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+
+        def put(event: AgentEvent) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, event)
+
+        async def run() -> Answer:
+            with listening(put):
+                if session_id is not None:
+                    return await self.achat(session_id, question)
+                return await self.aask(question)
+
+        task = asyncio.create_task(run())
+        task.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait, None))
+        final: AgentEvent | None = None
+        try:
+            while (event := await queue.get()) is not None:
+                if event.kind == "answer":
+                    final = event  # sent last, with the whole answer attached
+                else:
+                    yield event
+            answer = await task  # raises what the run raised
+        finally:
+            if not task.done():
+                task.cancel()
+        final = final or AgentEvent(kind="answer", text=answer.answer)
+        final.data["answer"] = answer
+        yield final
 
     # --- routing --------------------------------------------------------------------------------
     @cached_property

@@ -46,6 +46,8 @@ class RouteResult(BaseModel):
     tools_offered: list[str] = Field(default_factory=list)
     results: list[ToolResult] = Field(default_factory=list)
     raw: list[str] = Field(default_factory=list, description="The model's replies.")
+    prompt_tokens: int = Field(0, description="Prompt tokens the model read (when reported).")
+    completion_tokens: int = 0
 
     @property
     def tools_called(self) -> list[str]:

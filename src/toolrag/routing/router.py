@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from llama_index.core.llms import LLM
+from llama_index.core.llms import LLM, CompletionResponse
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.tools import BaseTool
 from pydantic import ValidationError
@@ -149,6 +149,15 @@ def _argument_errors(n: int, call: ToolCallSpec, tool: BaseTool) -> list[str]:
     return errors
 
 
+def _counted(response: CompletionResponse, result: RouteResult | None) -> str:
+    """The reply's text; its token usage (when the LLM reports it) added to ``result``."""
+    usage = response.raw.get("usage") if isinstance(response.raw, dict) else None
+    if result is not None and isinstance(usage, dict):
+        result.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+        result.completion_tokens += int(usage.get("completion_tokens") or 0)
+    return response.text
+
+
 class Router:
     """Routes a question over a set of (retrieved) tools with few-shot examples."""
 
@@ -190,7 +199,7 @@ class Router:
         )
 
     # --- the model -----------------------------------------------------------------------------
-    def _ask(self, prompt: str) -> str:
+    def _ask(self, prompt: str, result: RouteResult | None = None) -> str:
         llm = self.llm
         if getattr(llm.metadata, "is_function_calling_model", False):
             try:
@@ -208,10 +217,10 @@ class Router:
             with _grammar_lock:
                 generate["grammar"] = grammar
                 try:
-                    return llm.complete(prompt).text
+                    return _counted(llm.complete(prompt), result)
                 finally:
                     generate.pop("grammar", None)
-        return llm.complete(prompt).text
+        return _counted(llm.complete(prompt), result)
 
     def route(self, question: str, tools: Sequence[BaseTool]) -> RouteResult:
         """Decide, validate, and repair once when the decision has errors."""
@@ -221,7 +230,7 @@ class Router:
         result = RouteResult(
             question=question, examples=[i for i, _ in chosen], tools_offered=list(by_name)
         )
-        reply = self._ask(prompt)
+        reply = self._ask(prompt, result)
         result.raw.append(reply)
         decision, errors = check_decision(extract_json(reply), by_name)
         for _ in range(self.max_repairs):
@@ -231,7 +240,7 @@ class Router:
             repair = REPAIR.format(
                 prompt=prompt, reply=reply.strip(), errors="\n".join(f"- {e}" for e in errors)
             )
-            reply = self._ask(repair)
+            reply = self._ask(repair, result)
             result.raw.append(reply)
             decision, errors = check_decision(extract_json(reply), by_name)
         result.decision, result.errors, result.valid = decision, errors, not errors
