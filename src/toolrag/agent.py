@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from llama_index.core.agent.react.types import BaseReasoningStep
 from llama_index.core.agent.workflow import (
     AgentOutput,
     FunctionAgent,
@@ -29,6 +30,7 @@ from llama_index.core.llms import LLM, ChatMessage, MessageRole
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.objects.base import ObjectRetriever
 from llama_index.core.tools import BaseTool
+from llama_index.core.workflow import Context
 from pydantic import BaseModel, Field
 from workflows.events import HumanResponseEvent, InputRequiredEvent
 
@@ -336,11 +338,14 @@ async def run_agent(
     run_id: str = "",
     memory: ChatMemoryBuffer | None = None,
     final_event: bool = True,
+    reasoning: Sequence[BaseReasoningStep] = (),
 ) -> Answer:
     """Run one question through the agent and collect the answer, sources and trace.
     ``memory`` carries a conversation's earlier turns (a fresh buffer when None). Events go
     to the current listener (:mod:`toolrag.events`); ``final_event=False`` leaves the closing
-    ``answer`` event to a caller that completes the answer itself.
+    ``answer`` event to a caller that completes the answer itself. ``reasoning`` seeds a
+    ReActAgent's first run with steps already taken (Thought/Action/Observation), so the model
+    continues from them in the format it was prompted with.
 
     When the model stops right after a recoverable tool error, its answer only relays the
     last tool's hint, or its only call found nothing (a small model's habits), it is asked
@@ -361,7 +366,13 @@ async def run_agent(
     user_msg = question
     steps_before_repair = 0
     for attempt in range(max_repairs + 1):
-        handler = agent.run(user_msg=user_msg, memory=memory, max_iterations=max_iterations)
+        ctx = None
+        if attempt == 0 and reasoning and isinstance(agent, ReActAgent):
+            ctx = Context(agent)
+            await ctx.store.set(agent.reasoning_key, list(reasoning))
+        handler = agent.run(
+            user_msg=user_msg, memory=memory, max_iterations=max_iterations, ctx=ctx
+        )
         looped: TraceStep | None = None
         async for event in handler.stream_events():
             if isinstance(event, InputRequiredEvent):  # a gated call waits for a person

@@ -1,8 +1,10 @@
 """The ``router+react`` agent mode: the router decides first; its validated calls run through the
 guard in parallel and become the first steps of the trace, and the ReActAgent answers from
-their results (or calls more tools when they are not enough). A direct answer or a clarifying
-question from the router is the answer. A decision still invalid after its repair round falls
-back to the plain ReAct run.
+their results (or calls more tools when they are not enough). The calls and their results are
+handed to the ReActAgent as its own first Thought/Action/Observation steps, the format it was
+prompted with, so a small model answers from them rather than calling the same tool again.
+A direct answer or a clarifying question from the router is the answer. A decision still
+invalid after its repair round falls back to the plain ReAct run.
 """
 
 from __future__ import annotations
@@ -10,19 +12,20 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from llama_index.core.agent.react.types import (
+    ActionReasoningStep,
+    BaseReasoningStep,
+    ObservationReasoningStep,
+)
+
 from toolrag.agent import Answer, TraceStep, build_agent, emit_answer, run_agent
 from toolrag.events import emit
 from toolrag.guarded_tools import RunState
-from toolrag.prompting import fence
 
 if TYPE_CHECKING:
     from toolrag.toolbox import Toolbox
 
-ROUTED_PROMPT = (
-    "{question}\n\nThese tool calls were already made for this question; their results:\n"
-    "{results}\nAnswer the question from these results. If they are not enough, call the "
-    "tools you still need."
-)
+ROUTED_THOUGHT = "I need to use a tool to help me answer the question."
 
 
 async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
@@ -57,7 +60,7 @@ async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
         emit_answer(answer)
         return answer
     first: list[TraceStep] = []
-    blocks: list[str] = []
+    reasoning: list[BaseReasoningStep] = []
     sources = []
     if routed.valid and decision is not None:
         remember = getattr(retriever.retriever, "remember", None)
@@ -85,21 +88,24 @@ async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
                 text=rendered[:600],
                 data={"error_code": first[-1].error_code, "empty": result.empty},
             )
-            blocks.append(f"{call.tool}({call.arguments}):\n{fence(rendered)}")
+            reasoning += [
+                ActionReasoningStep(
+                    thought=ROUTED_THOUGHT, action=call.tool, action_input=call.arguments
+                ),
+                ObservationReasoningStep(observation=rendered),
+            ]
             sources += [s for s in result.sources if s not in sources]
             if remember is not None:
                 remember(call.tool)
-    message = (
-        ROUTED_PROMPT.format(question=question, results="\n".join(blocks)) if blocks else question
-    )
     agent = build_agent([], toolbox.llm, tool_retriever=retriever)
     answer = await run_agent(
         agent,
-        message,
+        question,
         max_iterations=toolbox.settings.max_iterations,
         approver=toolbox.approver(),
         run_id=run.run_id,
         final_event=False,
+        reasoning=reasoning,
     )
     for step in answer.trace:
         step.step += len(first)
