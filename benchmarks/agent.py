@@ -264,6 +264,11 @@ def main() -> None:
             "seconds_ratio_toolrag_vs_all_tools": round(ours["seconds_mean"] / a["seconds_mean"], 3)
             if a["seconds_mean"]
             else None,
+            "median_seconds_ratio_toolrag_vs_all_tools": round(
+                ours["seconds_median"] / a["seconds_median"], 3
+            )
+            if a["seconds_median"]
+            else None,
         }
         verdict["toolrag_at_most_half_the_seconds"] = (
             verdict["seconds_ratio_toolrag_vs_all_tools"] or 9
