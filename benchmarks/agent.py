@@ -118,6 +118,7 @@ class Runner:
         self.tb = tb
         self.run = RunState()
         self.tools = guarded_tools(tb.guard, tb.tools(), self.run)
+        tb.settings.agent_mode = "router+react"  # the toolrag setup
 
     @cached_property
     def object_index(self) -> ObjectIndex[BaseTool]:
@@ -126,16 +127,15 @@ class Runner:
         )
 
     async def answer(self, setup: str, question: str) -> Answer:
-        cap = self.tb.settings.max_iterations
+        if setup == "toolrag":
+            return await self.tb.aask(question)
         if setup == "all_tools":
             agent = plain_agent(self.tb, tools=self.tools)
-            return await run_agent(agent, question, cap, max_repairs=0, run_id=self.run.run_id)
-        if setup == "objectindex":
+        else:
             retriever = self.object_index.as_retriever(similarity_top_k=self.tb.settings.tool_top_k)
             agent = plain_agent(self.tb, retriever=retriever)
-            return await run_agent(agent, question, cap, max_repairs=0, run_id=self.run.run_id)
-        self.tb.settings.agent_mode = "router+react"
-        return await self.tb.aask(question)
+        cap = self.tb.settings.max_iterations
+        return await run_agent(agent, question, cap, max_repairs=0, run_id=self.run.run_id)
 
 
 def record(setup: str, q: Question, answer: Answer, distractors: set[str]) -> dict[str, Any]:
@@ -258,17 +258,15 @@ def main() -> None:
     verdict: dict[str, Any] = {}
     if {"all_tools", "objectindex", "toolrag"} <= set(results):
         ours, a, b = results["toolrag"], results["all_tools"], results["objectindex"]
+
+        def ratio(key: str) -> float | None:
+            return round(ours[key] / a[key], 3) if a[key] else None
+
         verdict = {
             "toolrag_beats_both_on_tool_accuracy": ours["tool_accuracy"]
             > max(a["tool_accuracy"], b["tool_accuracy"]),
-            "seconds_ratio_toolrag_vs_all_tools": round(ours["seconds_mean"] / a["seconds_mean"], 3)
-            if a["seconds_mean"]
-            else None,
-            "median_seconds_ratio_toolrag_vs_all_tools": round(
-                ours["seconds_median"] / a["seconds_median"], 3
-            )
-            if a["seconds_median"]
-            else None,
+            "seconds_ratio_toolrag_vs_all_tools": ratio("seconds_mean"),
+            "median_seconds_ratio_toolrag_vs_all_tools": ratio("seconds_median"),
         }
         verdict["toolrag_at_most_half_the_seconds"] = (
             verdict["seconds_ratio_toolrag_vs_all_tools"] or 9
