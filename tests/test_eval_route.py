@@ -48,6 +48,7 @@ def test_argument_hits_accept_options_and_optional_arguments() -> None:
     assert argument_hits({"unit": ["cm", ""]}, {"unit": "CM"}) == (1, 1)
     assert argument_hits({"a": [1, 2], "b": "x"}, {"a": 3, "b": "x"}) == (1, 2)
     assert argument_hits({"ids": [1, 2]}, {"ids": [1, 2]}) == (1, 1)  # a list value itself
+    assert argument_hits({"ids": [[1, 2], [2, 1]]}, {"ids": [2, 1]}) == (1, 1)  # list options
 
 
 def test_score_by_hand() -> None:
@@ -89,3 +90,34 @@ def test_eval_route_cli_on_the_fixture(tmp_path: Path) -> None:
     assert report["valid_rate"] == 1.0
     heatmap = png.with_name("confusion_none.png")
     assert heatmap.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_eval_route_resumes_from_its_records(tmp_path: Path) -> None:
+    """A run stopped after two queries, then resumed: the second run routes only the other
+    three (its script has only their replies) and the report is the whole one."""
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text("".join(json.dumps(q) + "\n" for q in QUERIES))
+    records = tmp_path / "records.jsonl"
+
+    def run(replies: list[str], *extra: str) -> dict[str, object]:
+        turns = tmp_path / "turns.json"
+        turns.write_text(json.dumps(replies))
+        proc = run_cli(
+            "eval", "route", "--tools", str(FIXTURES / "tools_small.json"), "--queries",
+            str(queries), "--examples", "none", "--png", str(tmp_path / "c.png"),
+            "--records", str(records), "--json", *extra,
+            env={"TOOLRAG_LLM_PROVIDER": "scripted", "TOOLRAG_SCRIPTED_TURNS_FILE": str(turns),
+                 "TOOLRAG_STATE_DIR": str(tmp_path / "state")},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        return dict(json.loads(proc.stdout))
+
+    first = run(REPLIES[:2], "--limit", "2")
+    assert first["n_queries"] == 2 and first["precision"] == 0.5
+    report = run(REPLIES[2:])
+    assert report["n_queries"] == 5
+    assert report["precision"] == 0.8 and report["recall"] == 0.8
+    assert report["argument_accuracy"] == 1.0 and report["no_tool_accuracy"] == 1.0
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    assert [r["id"] for r in lines] == ["q1", "q2", "q3", "q4", "q5"]
+    assert len({r["setup"] for r in lines}) == 1

@@ -155,11 +155,19 @@ def eval_route(
     png: Annotated[Path, typer.Option(help="Confusion-matrix heatmap (one per mode).")] = Path(
         "runs/route_confusion.png"
     ),
+    records: Annotated[
+        Path | None,
+        typer.Option(
+            help="JSONL file that keeps every decision; a re-run with the same setup resumes."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
     """Router precision/recall (overall and per tool), confusion matrix, "no tool" accuracy and
     argument accuracy, for none, static and dynamic few-shot examples side by side."""
     import tempfile
+
+    from rich.progress import Progress
 
     from toolrag.cards import load_tool_list
     from toolrag.embeddings import make_embedding
@@ -186,10 +194,15 @@ def eval_route(
                     for t in q.expected_tools
                 ]  # fmt: skip
                 extra.append(Example(query=q.query, calls=calls, source="questions"))
-        with tempfile.TemporaryDirectory(prefix="toolrag-route-") as tmp:
+        with (
+            tempfile.TemporaryDirectory(prefix="toolrag-route-") as tmp,
+            Progress(console=err, transient=True) as bar,
+        ):
+            task = bar.add_task("routing", total=len(qs) * len(modes))
             reports = run_route_eval(
                 cards, qs, modes, make_llm(settings), make_embedding(settings), Path(tmp),  # type: ignore[arg-type]
-                examples=extra, k_tools=k_tools,
+                examples=extra, k_tools=k_tools, records=records,
+                on_progress=lambda done, total: bar.update(task, completed=done, total=total),
             )  # fmt: skip
     except ToolragError as exc:
         err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)

@@ -12,15 +12,21 @@ arguments.
 
 The evaluated queries are registered as test questions in the example store, so no example
 within cosine 0.9 of one of them is ever shown to the router.
+
+Each query is routed in every mode before the next query (the modes share the prompt's tool
+block, so a local model reuses its cache). With ``records``, every decision is appended to a
+JSONL file as it is made and a later run with the same setup (model, tools, examples, ``k``,
+router prompt) skips the decisions already there: a long evaluation resumes where it stopped.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +39,7 @@ from toolrag.cards import ToolCard
 from toolrag.errors import InputError
 from toolrag.evaluation.baselines import _schema_model
 from toolrag.routing import Example, ExampleStore, Router, ToolCallSpec
-from toolrag.routing.router import ExampleMode
+from toolrag.routing.router import INSTRUCTIONS, ExampleMode
 from toolrag.toolindex import ToolIndex
 
 NONE = "(none)"
@@ -96,13 +102,14 @@ def argument_hits(expected: dict[str, Any], got: dict[str, Any]) -> tuple[int, i
     """(right, checked) for one call's arguments."""
     right = checked = 0
     for name, want in expected.items():
-        options = want if isinstance(want, list) and not isinstance(got.get(name), list) else [want]
+        options = want if isinstance(want, list) else [want]
         optional = "" in options
         checked += 1
         if name not in got:
             right += int(optional)
             continue
-        right += int(any(_norm(o) == _norm(got[name]) for o in options if o != ""))
+        value = _norm(got[name])  # the expected value itself, or one of its options
+        right += int(value == _norm(want) or any(_norm(o) == value for o in options if o != ""))
     return right, checked
 
 
@@ -184,6 +191,37 @@ def score(
     )
 
 
+def setup_fingerprint(
+    llm: LLM, cards: Sequence[ToolCard], examples: Sequence[Example], k_tools: int, k_examples: int
+) -> str:
+    """What a recorded decision depends on, hashed: a record from another setup is not reused."""
+    meta = llm.metadata
+    payload = {
+        "llm": [type(llm).__name__, meta.model_name, meta.context_window],
+        "tools": sorted(
+            (c.name, c.description, json.dumps(c.parameters, sort_keys=True)) for c in cards
+        ),
+        "examples": sorted(e.id for e in examples),
+        "k": [k_tools, k_examples],
+        "prompt": INSTRUCTIONS,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _load_records(path: Path | None, fingerprint: str) -> dict[tuple[str, str], dict[str, Any]]:
+    if path is None or not path.is_file():
+        return {}
+    done = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by an interrupted run
+        if isinstance(rec, dict) and rec.get("setup") == fingerprint:
+            done[(rec["mode"], rec["id"])] = rec
+    return done
+
+
 def run_route_eval(
     cards: Sequence[ToolCard],
     queries: Sequence[RouteQuery],
@@ -193,8 +231,16 @@ def run_route_eval(
     work_dir: Path,
     examples: Sequence[Example] = (),
     k_tools: int = 5,
+    k_examples: int = 8,
+    records: Path | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> list[RouteReport]:
-    """Route every query once per example mode, in this process, over the same retrieval."""
+    """Route every query once per example mode, in this process, over the same retrieval.
+
+    ``records``: a JSONL file that keeps each decision (resume); ``on_progress(done, total)`` is
+    called after each decision."""
+    fingerprint = setup_fingerprint(llm, cards, examples, k_tools, k_examples)
+    done = _load_records(records, fingerprint)
     index = ToolIndex(work_dir / "index", embed, table="route_eval")
     index.sync(cards)
     tools = {t.metadata.get_name(): t for t in stub_tools(cards)}
@@ -202,20 +248,52 @@ def run_route_eval(
     store.register_test_questions((q.id, q.query) for q in queries)
     store.seed(cards)
     store.add_many(examples, strict=False)
-    offered = [[tools[h.name] for h in index.retrieve(q.query, k=k_tools)] for q in queries]
+    routers = {mode: Router(llm, store, mode=mode, k_examples=k_examples) for mode in modes}
+    total = len(queries) * len(modes)
+    count = sum((m, q.id) in done for q in queries for m in modes)
+    if on_progress is not None:
+        on_progress(count, total)
+    if records is not None:
+        records.parent.mkdir(parents=True, exist_ok=True)
+    for q in queries:
+        todo = [m for m in modes if (m, q.id) not in done]
+        if not todo:
+            continue
+        offer = [tools[h.name] for h in index.retrieve(q.query, k=k_tools)]
+        for mode in todo:
+            t0 = time.perf_counter()
+            result = routers[mode].route(q.query, offer)
+            calls = result.decision.calls if result.decision and result.valid else []
+            rec = {
+                "setup": fingerprint,
+                "mode": mode,
+                "id": q.id,
+                "offered": [t.metadata.get_name() for t in offer],
+                "calls": [c.model_dump(mode="json") for c in calls],
+                "valid": result.valid,
+                "repaired": result.repaired,
+                "seconds": round(time.perf_counter() - t0, 3),
+            }
+            done[(mode, q.id)] = rec
+            if records is not None:
+                with records.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(rec) + "\n")
+            count += 1
+            if on_progress is not None:
+                on_progress(count, total)
     reports = []
     for mode in modes:
-        router = Router(llm, store, mode=mode)
-        predicted, valid, seconds, repaired = [], [], [], 0
-        for q, offer in zip(queries, offered, strict=True):
-            t0 = time.perf_counter()
-            result = router.route(q.query, offer)
-            seconds.append(time.perf_counter() - t0)
-            valid.append(result.valid)
-            repaired += int(result.repaired)
-            calls = result.decision.calls if result.decision and result.valid else []
-            predicted.append(list(calls))
-        reports.append(score(mode, queries, predicted, valid, repaired, seconds))
+        recs = [done[(mode, q.id)] for q in queries]
+        reports.append(
+            score(
+                mode,
+                queries,
+                [[ToolCallSpec.model_validate(c) for c in r["calls"]] for r in recs],
+                [bool(r["valid"]) for r in recs],
+                sum(bool(r["repaired"]) for r in recs),
+                [float(r["seconds"]) for r in recs],
+            )
+        )
     return reports
 
 

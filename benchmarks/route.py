@@ -1,0 +1,209 @@
+"""Router evaluation with the local model: none, static and dynamic few-shot examples side by
+side, in one process, over the same retrieval (the ToolIndex offers the top 5 tools per query).
+
+Sets:
+
+- ``sample``: the sample domain's tools (``Toolbox.cards()``) and every question of
+  ``data/questions/test.jsonl`` whose expected tools are among them; example pool: the cards'
+  example queries and ``data/questions/examples.jsonl``.
+- ``bfcl``: 200 BFCL items (``bfcl-eval==2026.3.23``) drawn with a fixed seed, a third each from
+  ``multiple``, ``live_multiple`` (single-call items) and ``irrelevance`` (no tool is right); the
+  pool is every function those items list; the possible answers supply the expected arguments
+  (a list of options accepts any). Example pool: the items of the same categories that were not
+  drawn (their first possible answer as the call; irrelevance items as "no tool" examples).
+
+In both, the evaluated questions are registered as test questions, so the store refuses any
+example within cosine 0.9 of one of them. "none" is the baseline: the same router with no
+examples. Decisions are appended to ``runs/route/<set>_records.jsonl`` as they are made, so an
+interrupted run resumes (``--fresh`` starts over). Writes ``runs/route/<set>.json`` and one
+confusion heatmap per mode.
+
+    .venv/bin/python benchmarks/route.py --set sample
+    .venv/bin/python benchmarks/route.py --set bfcl [--n 200] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+import bfcl
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from toolrag import Settings, Toolbox
+from toolrag.cards import ToolCard, card_from_dict
+from toolrag.evaluation.route_eval import (
+    RouteQuery,
+    RouteReport,
+    load_route_queries,
+    run_route_eval,
+    save_heatmap,
+)
+from toolrag.routing import Example, ToolCallSpec
+from toolrag.routing.router import ExampleMode
+
+ROOT = Path(__file__).resolve().parents[1]
+MODES: list[ExampleMode] = ["none", "static", "dynamic"]
+BFCL_CATEGORIES = ("multiple", "live_multiple", "irrelevance")
+
+
+def _calls(truth: list[dict[str, Any]]) -> list[ToolCallSpec]:
+    """A BFCL ground truth as calls: each argument's first option ("" = left out)."""
+    calls = []
+    for call in truth:
+        ((name, args),) = call.items()
+        chosen = {k: v[0] for k, v in args.items() if isinstance(v, list) and v and v[0] != ""}
+        calls.append(ToolCallSpec(tool=name, arguments=chosen))
+    return calls
+
+
+def sample_set(tb: Toolbox) -> tuple[list[ToolCard], list[RouteQuery], list[Example]]:
+    cards = tb.cards()
+    names = {c.name for c in cards}
+    queries = [
+        q
+        for q in load_route_queries(ROOT / "data" / "questions" / "test.jsonl")
+        if set(q.expected_tools) <= names
+    ]
+    examples = [
+        Example(
+            query=q.query,
+            calls=[
+                ToolCallSpec(
+                    tool=t, arguments=q.expected_args if len(q.expected_tools) == 1 else {}
+                )
+                for t in q.expected_tools
+            ],
+            source="questions",
+        )
+        for q in load_route_queries(ROOT / "data" / "questions" / "examples.jsonl")
+    ]
+    return cards, queries, examples
+
+
+def bfcl_set(n: int, seed: int) -> tuple[list[ToolCard], list[RouteQuery], list[Example]]:
+    items: dict[str, list[tuple[dict[str, Any], list[dict[str, Any]]]]] = {}
+    with zipfile.ZipFile(bfcl.wheel()) as zf:
+        for cat in BFCL_CATEGORIES:
+            answers = {
+                a["id"]: a.get("ground_truth") or []
+                for a in bfcl._jsonl(zf, f"bfcl_eval/data/possible_answer/BFCL_v4_{cat}.json")
+            }
+            rows = bfcl._jsonl(zf, f"bfcl_eval/data/BFCL_v4_{cat}.json")
+            items[cat] = [
+                (item, answers.get(item["id"], []))
+                for item in rows
+                if cat == "irrelevance" or len(answers.get(item["id"], [])) == 1
+            ]
+    rng = random.Random(seed)
+    drawn: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    rest: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    for i, cat in enumerate(BFCL_CATEGORIES):
+        share = n // len(BFCL_CATEGORIES) + (i < n % len(BFCL_CATEGORIES))
+        pool = list(items[cat])
+        rng.shuffle(pool)
+        drawn += pool[:share]
+        rest += pool[share:]
+    functions: dict[str, dict[str, Any]] = {}
+    queries = []
+    for item, truth in drawn:
+        for fn in item.get("function") or []:
+            functions.setdefault(fn["name"], fn)
+        expected = [next(iter(t)) for t in truth]
+        queries.append(
+            RouteQuery(
+                id=item["id"],
+                query=bfcl._question(item),
+                expected_tools=expected,
+                expected_args=truth[0][expected[0]] if expected else {},
+            )
+        )
+    examples = [
+        Example(query=bfcl._question(item), calls=_calls(truth), source="bfcl")
+        for item, truth in rest
+    ]
+    return [card_from_dict(f) for f in functions.values()], queries, examples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=["sample", "bfcl"], default="sample")
+    parser.add_argument("--n", type=int, default=200, help="BFCL items drawn.")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--limit", type=int, default=0, help="Only the first N queries.")
+    parser.add_argument("--k-tools", type=int, default=5)
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "route")
+    parser.add_argument("--fresh", action="store_true", help="Ignore earlier records.")
+    args = parser.parse_args()
+    modes: list[ExampleMode] = [m for m in MODES if m in args.modes.split(",")]
+
+    settings = Settings()
+    tb = Toolbox(settings)
+    cards, queries, examples = (
+        sample_set(tb) if args.set == "sample" else bfcl_set(args.n, args.seed)
+    )
+    queries = queries[: args.limit or None]
+    args.out.mkdir(parents=True, exist_ok=True)
+    records = args.out / f"{args.set}_records.jsonl"
+    if args.fresh:
+        records.unlink(missing_ok=True)
+    err = Console(stderr=True)
+    err.print(
+        f"{args.set}: {len(cards)} tools, {len(queries)} queries "
+        f"({sum(not q.expected_tools for q in queries)} with no tool), {len(examples)} candidate "
+        f"examples; modes {', '.join(modes)}; LLM {type(tb.llm).__name__}"
+    )
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="toolrag-route-") as tmp, Progress(console=err) as bar:
+        task = bar.add_task("routing", total=len(queries) * len(modes))
+        reports: list[RouteReport] = run_route_eval(
+            cards, queries, modes, tb.llm, tb.embed, Path(tmp), examples=examples,
+            k_tools=args.k_tools, records=records,
+            on_progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )  # fmt: skip
+    for report in reports:
+        save_heatmap(report, args.out / f"{args.set}_confusion_{report.examples}.png")
+    payload = {
+        "set": args.set,
+        "n_tools": len(cards),
+        "n_queries": len(queries),
+        "n_example_candidates": len(examples),
+        "k_tools": args.k_tools,
+        "seed": args.seed,
+        "llm": type(tb.llm).__name__,
+        "model": tb.llm.metadata.model_name,
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "wall_s_this_run": round(time.perf_counter() - t0, 1),
+        "reports": [r.as_json() for r in reports],
+    }
+    out = args.out / f"{args.set}.json"
+    out.write_text(json.dumps(payload, indent=2))
+    table = Table(
+        "examples", "precision", "recall", "no-tool acc", "arg acc", "valid", "repaired", "p50 s",
+        title=f"router, {args.set}: {len(queries)} queries, {len(cards)} tools",
+    )  # fmt: skip
+    for r in reports:
+        table.add_row(
+            r.examples, f"{r.precision:.3f}", f"{r.recall:.3f}",
+            "n/a" if r.no_tool_accuracy is None else f"{r.no_tool_accuracy:.3f}",
+            "n/a" if r.argument_accuracy is None else f"{r.argument_accuracy:.3f}",
+            f"{r.valid_rate:.3f}", str(r.repaired), f"{r.p50_s:.1f}",
+        )  # fmt: skip
+    Console().print(table)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
