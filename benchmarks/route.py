@@ -7,7 +7,8 @@ Sets:
   ``data/questions/test.jsonl`` whose expected tools are among them; example pool: the cards'
   example queries and ``data/questions/examples.jsonl``.
 - ``bfcl``: 200 BFCL items (``bfcl-eval==2026.3.23``) drawn with a fixed seed, a third each from
-  ``multiple``, ``live_multiple`` (single-call items) and ``irrelevance`` (no tool is right); the
+  ``multiple``, ``live_multiple`` (single-call items) and ``irrelevance`` (no tool is right),
+  in a seeded random order (``--limit N`` takes a mixed sample of the three); the
   pool is every function those items list; the possible answers supply the expected arguments
   (a list of options accepts any). Example pool: the items of the same categories that were not
   drawn (their first possible answer as the call; irrelevance items as "no tool" examples).
@@ -129,6 +130,7 @@ def bfcl_set(n: int, seed: int) -> tuple[list[ToolCard], list[RouteQuery], list[
                 expected_args=truth[0][expected[0]] if expected else {},
             )
         )
+    rng.shuffle(queries)  # categories mixed: the first N of a stopped run are a fair sample
     examples = [
         Example(query=bfcl._question(item), calls=_calls(truth), source="bfcl")
         for item, truth in rest
