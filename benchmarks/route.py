@@ -47,6 +47,7 @@ from toolrag.cards import ToolCard, card_from_dict
 from toolrag.evaluation.route_eval import (
     RouteQuery,
     RouteReport,
+    examples_from_queries,
     load_route_queries,
     run_route_eval,
     save_heatmap,
@@ -77,19 +78,9 @@ def sample_set(tb: Toolbox) -> tuple[list[ToolCard], list[RouteQuery], list[Exam
         for q in load_route_queries(ROOT / "data" / "questions" / "test.jsonl")
         if set(q.expected_tools) <= names
     ]
-    examples = [
-        Example(
-            query=q.query,
-            calls=[
-                ToolCallSpec(
-                    tool=t, arguments=q.expected_args if len(q.expected_tools) == 1 else {}
-                )
-                for t in q.expected_tools
-            ],
-            source="questions",
-        )
-        for q in load_route_queries(ROOT / "data" / "questions" / "examples.jsonl")
-    ]
+    examples = examples_from_queries(
+        load_route_queries(ROOT / "data" / "questions" / "examples.jsonl")
+    )
     return cards, queries, examples
 
 

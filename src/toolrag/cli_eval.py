@@ -171,9 +171,13 @@ def eval_route(
 
     from toolrag.cards import load_tool_list
     from toolrag.embeddings import make_embedding
-    from toolrag.evaluation.route_eval import load_route_queries, run_route_eval, save_heatmap
+    from toolrag.evaluation.route_eval import (
+        examples_from_queries,
+        load_route_queries,
+        run_route_eval,
+        save_heatmap,
+    )
     from toolrag.llms import make_llm
-    from toolrag.routing import Example, ToolCallSpec
     from toolrag.settings import load_settings
 
     modes = ["none", "static", "dynamic"] if examples == "all" else [examples]
@@ -185,15 +189,7 @@ def eval_route(
         settings = load_settings()
         cards = load_tool_list(tools)
         qs = load_route_queries(queries)[: limit or None]
-        extra = []
-        if example_file is not None:
-            for q in load_route_queries(example_file):
-                calls = [
-                    ToolCallSpec(tool=t, arguments=q.expected_args if len(q.expected_tools) == 1
-                                 else {})
-                    for t in q.expected_tools
-                ]  # fmt: skip
-                extra.append(Example(query=q.query, calls=calls, source="questions"))
+        extra = examples_from_queries(load_route_queries(example_file)) if example_file else []
         with (
             tempfile.TemporaryDirectory(prefix="toolrag-route-") as tmp,
             Progress(console=err, transient=True) as bar,

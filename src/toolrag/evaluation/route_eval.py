@@ -90,6 +90,24 @@ def load_route_queries(path: Path) -> list[RouteQuery]:
     return out
 
 
+def examples_from_queries(queries: Sequence[RouteQuery]) -> list[Example]:
+    """Questions with known tools as few-shot examples: one call per expected tool, with the
+    expected arguments when the question needs a single tool."""
+    return [
+        Example(
+            query=q.query,
+            calls=[
+                ToolCallSpec(
+                    tool=t, arguments=q.expected_args if len(q.expected_tools) == 1 else {}
+                )
+                for t in q.expected_tools
+            ],
+            source="questions",
+        )
+        for q in queries
+    ]
+
+
 def _norm(value: Any) -> str:
     return (
         json.dumps(value, sort_keys=True).lower()
