@@ -8,10 +8,12 @@ import json
 from collections.abc import Callable
 
 from toolrag import Toolbox
+from toolrag.llms import chatml_messages_to_prompt
 
 from .conftest import final, react
 
 SCHEDULE = "get_project_schedule"
+FENCED = "Observation: <tool_output>"  # one tool result, as the model reads it
 
 
 def _routed(tb: Toolbox) -> Toolbox:
@@ -30,12 +32,42 @@ def test_router_calls_are_the_first_steps(toolbox_factory: Callable[..., Toolbox
     assert answer.trace[0].arguments == {"project": "GRB-107"}
     assert answer.sources and answer.sources[0].file == "schedules/GRB-107.csv"
     assert "2027-01-29" in answer.answer and answer.route_id
-    messages = tb.llm.prompts[-1]  # type: ignore[attr-defined]
-    # the router's call is the agent's own first step: Action, then the fenced Observation
-    action = next(m.content or "" for m in messages if "Action: " + SCHEDULE in (m.content or ""))
-    assert "GRB-107" in action and messages[-1].content.count("<tool_output>") == 1
-    assert "2027-01-29" in (messages[-1].content or "")
+    router, agent = tb.llm.prompts  # type: ignore[attr-defined]
+    # the agent continues the router's conversation: the router's prompt and reply, unchanged,
+    # are the start of the agent's prompt (the local model does not read them again) ...
+    routed = chatml_messages_to_prompt(router).removesuffix("<|im_start|>assistant\n")
+    reply = f"<|im_start|>assistant\n{json.dumps(decision)}<|im_end|>\n"
+    assert chatml_messages_to_prompt(agent).startswith(routed + reply)
+    # ... then one turn with the call's fenced result, the reply format and the question
+    turn = agent[-1].content or ""
+    assert len(agent) == 3 and turn.count(FENCED) == 1 and "2027-01-29" in turn
+    assert f'{SCHEDULE}({{"project": "GRB-107"}})' in turn and "Answer:" in turn
+    assert turn.endswith("Question: " + answer.question)
     assert answer.question.startswith("When is substantial completion")
+
+
+def test_a_further_call_follows_the_routed_turn(toolbox_factory: Callable[..., Toolbox]) -> None:
+    """When the routed results are not enough, the agent calls another tool; its step and
+    observation follow the routed turn and the routed result is not repeated."""
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-999"}}]}  # fmt: skip
+    tb = _routed(
+        toolbox_factory(
+            [
+                json.dumps(decision),
+                react(SCHEDULE, {"project": "GRB-107"}, thought="That project does not exist."),
+                final("Substantial completion: 2027-01-29."),
+            ]
+        )
+    )
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert [s.tool for s in answer.trace] == [SCHEDULE, SCHEDULE]
+    assert [s.arguments["project"] for s in answer.trace] == ["GRB-999", "GRB-107"]
+    assert "2027-01-29" in answer.answer
+    last = tb.llm.prompts[-1]  # type: ignore[attr-defined]
+    assert last[-2].role == "assistant" and "GRB-107" in (last[-2].content or "")
+    assert last[-1].content.count(FENCED) == 1 and "2027-01-29" in last[-1].content
+    assert sum((m.content or "").count(FENCED) for m in last) == 2
 
 
 def test_a_direct_answer_skips_the_agent(toolbox_factory: Callable[..., Toolbox]) -> None:

@@ -46,6 +46,9 @@ class RouteResult(BaseModel):
     tools_offered: list[str] = Field(default_factory=list)
     results: list[ToolResult] = Field(default_factory=list)
     raw: list[str] = Field(default_factory=list, description="The model's replies.")
+    prompt: str = Field(
+        "", exclude=True, description="The last prompt the model answered (its reply: raw[-1])."
+    )
     prompt_tokens: int = Field(0, description="Prompt tokens the model read (when reported).")
     completion_tokens: int = 0
 

@@ -232,6 +232,7 @@ class Router:
         )
         reply = self._ask(prompt, result)
         result.raw.append(reply)
+        result.prompt = prompt
         decision, errors = check_decision(extract_json(reply), by_name)
         for _ in range(self.max_repairs):
             if not errors:
@@ -242,6 +243,7 @@ class Router:
             )
             reply = self._ask(repair, result)
             result.raw.append(reply)
+            result.prompt = repair
             decision, errors = check_decision(extract_json(reply), by_name)
         result.decision, result.errors, result.valid = decision, errors, not errors
         return result
