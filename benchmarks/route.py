@@ -15,9 +15,10 @@ Sets:
 
 In both, the evaluated questions are registered as test questions, so the store refuses any
 example within cosine 0.9 of one of them. "none" is the baseline: the same router with no
-examples. Decisions are appended to ``runs/route/<set>_records.jsonl`` as they are made, so an
-interrupted run resumes (``--fresh`` starts over). Writes ``runs/route/<set>.json`` and one
-confusion heatmap per mode.
+examples. Decisions are appended to ``runs/route/<set>_records.jsonl`` (``--records F``) as they
+are made, so an interrupted run resumes (``--fresh`` starts over); a records file kept in the
+repository lets a run of hours go on in another checkout. Writes ``runs/route/<set>.json`` and
+one confusion heatmap per mode.
 
     .venv/bin/python benchmarks/route.py --set sample
     .venv/bin/python benchmarks/route.py --set bfcl [--n 200] [--limit N]
@@ -139,6 +140,9 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "route")
     parser.add_argument("--fresh", action="store_true", help="Ignore earlier records.")
+    parser.add_argument(
+        "--records", type=Path, default=None, help="Decision records (default: in --out)."
+    )
     args = parser.parse_args()
     modes: list[ExampleMode] = [m for m in MODES if m in args.modes.split(",")]
 
@@ -149,7 +153,8 @@ def main() -> None:
     )
     queries = queries[: args.limit or None]
     args.out.mkdir(parents=True, exist_ok=True)
-    records = args.out / f"{args.set}_records.jsonl"
+    records = args.records or args.out / f"{args.set}_records.jsonl"
+    records.parent.mkdir(parents=True, exist_ok=True)
     if args.fresh:
         records.unlink(missing_ok=True)
     err = Console(stderr=True)
