@@ -81,6 +81,15 @@ def fence(observation: str) -> str:
 class CompactReActFormatter(ReActChatFormatter):
     """The stock ReAct formatter, with :func:`tool_description` blocks for the tools."""
 
+    def step_messages(self, steps: Sequence[BaseReasoningStep]) -> list[ChatMessage]:
+        """The agent's steps as messages: its own text, then each fenced observation."""
+        return [
+            ChatMessage(role=self.observation_role, content=fence(str(step.observation)))
+            if isinstance(step, ObservationReasoningStep)
+            else ChatMessage(role=MessageRole.ASSISTANT, content=step.get_content())
+            for step in steps
+        ]
+
     def format(
         self,
         tools: Sequence[BaseTool],
@@ -93,12 +102,7 @@ class CompactReActFormatter(ReActChatFormatter):
         }
         if self.context:
             format_args["context"] = self.context
-        history = [
-            ChatMessage(role=self.observation_role, content=fence(str(step.observation)))
-            if isinstance(step, ObservationReasoningStep)
-            else ChatMessage(role=MessageRole.ASSISTANT, content=step.get_content())
-            for step in current_reasoning or []
-        ]
+        history = self.step_messages(current_reasoning or [])
         return [
             ChatMessage(role=MessageRole.SYSTEM, content=self.system_header.format(**format_args)),
             *chat_history,

@@ -104,13 +104,12 @@ class RoutedReActFormatter(CompactReActFormatter):
                 if not m.content:
                     continue
             history.append(m)
-        steps = [
-            ChatMessage(role=self.observation_role, content=fence(str(step.observation)))
-            if isinstance(step, ObservationReasoningStep)
-            else ChatMessage(role=MessageRole.ASSISTANT, content=step.get_content())
-            for step in reasoning
+        return [
+            *self.prefix,
+            ChatMessage(role=MessageRole.USER, content=turn),
+            *history,
+            *self.step_messages(reasoning),
         ]
-        return [*self.prefix, ChatMessage(role=MessageRole.USER, content=turn), *history, *steps]
 
 
 async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
