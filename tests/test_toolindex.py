@@ -10,12 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 from toolrag import Settings
+from toolrag import cards as cards_module
 from toolrag.cards import ToolCard, apply_overlays, load_tool_list, load_yaml_cards, split_name
 from toolrag.cli import app
 from toolrag.embeddings import make_embedding
 from toolrag.errors import InputError
 from toolrag.evaluation.retrieval import RetrievalQuery, evaluate
-from toolrag.toolindex import ToolIndex, sub_queries
+from toolrag.toolindex import BM25_WEIGHT, ToolIndex, sub_queries
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -44,6 +45,51 @@ def test_every_json_shape_becomes_a_card(cards: list[ToolCard]) -> None:
     assert by_name["convert_document_to_pdf"].parameters["type"] == "object"  # BFCL "dict"
     doc = by_name["get_weather"].document()
     assert doc.startswith("get weather (get_weather)") and "city: City name" in doc
+
+
+def test_document_lists_allowed_values_and_nested_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    card = ToolCard(
+        name="findEvents",
+        description="Find events in a city.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "eventType": {
+                    "type": "string",
+                    "description": "Kind.",
+                    "enum": ["Music", "Theater"],
+                },
+                "venue": {
+                    "type": "object",
+                    "properties": {"zip_code": {"type": "string", "description": "Postcode."}},
+                },
+                "tags": {"type": "array", "items": {"type": "string", "enum": ["free", "kids"]}},
+            },
+        },
+    )
+    doc = card.document()
+    assert doc.startswith("find events (findEvents)\nFind events in a city.")
+    assert "event type: Kind. (one of: Music, Theater)" in doc
+    assert "; venue; zip code: Postcode.;" in doc  # a nested field follows its object
+    assert "tags (one of: free, kids)" in doc
+
+    # the document format is part of the content hash, so a new format re-embeds old vectors
+    before = card.content_hash()
+    monkeypatch.setattr(cards_module, "DOCUMENT_FORMAT", cards_module.DOCUMENT_FORMAT + 1)
+    assert card.content_hash() != before
+
+
+def test_best_adds_relative_bm25_to_the_cosine(
+    cards: list[ToolCard], embed: object, tmp_path: Path
+) -> None:
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(cards)
+    hits = index.retrieve("convert 100 dollars to euros", k=5, strategy="best")
+    bonus = [h.score - (h.similarity or 0.0) for h in hits]
+    assert hits[0].name == "convert_currency"
+    # similarity is rounded to 4 decimals
+    assert all(-1e-4 <= b <= BM25_WEIGHT + 1e-4 for b in bonus)
+    assert max(bonus) == pytest.approx(BM25_WEIGHT, abs=1e-4)  # the best BM25 match
 
 
 def test_split_name() -> None:

@@ -30,6 +30,34 @@ def split_name(name: str) -> str:
     return " ".join(re.split(r"[\W_]+", spaced)).strip().lower()
 
 
+# Bumped whenever ``ToolCard.document`` changes, so stored vectors of the old text re-embed.
+DOCUMENT_FORMAT = 2
+# Allowed values listed per parameter in a card's document (a country list would drown it).
+MAX_ENUM_VALUES = 20
+
+
+def _parameter_lines(properties: Any) -> list[str]:
+    """``event type: The type of event. (one of: Music, Theater)`` for each parameter, and for
+    the fields of object parameters and of arrays of objects after it."""
+    lines: list[str] = []
+    if not isinstance(properties, dict):
+        return lines
+    for key, spec in properties.items():
+        spec = spec if isinstance(spec, dict) else {}
+        raw_items = spec.get("items")
+        items: dict[str, Any] = raw_items if isinstance(raw_items, dict) else {}
+        text = split_name(str(key)) or str(key)
+        description = str(spec.get("description") or "").strip()
+        if description:
+            text += f": {description}"
+        allowed = spec.get("enum") or items.get("enum")
+        if isinstance(allowed, list) and allowed:
+            text += " (one of: " + ", ".join(map(str, allowed[:MAX_ENUM_VALUES])) + ")"
+        lines.append(text)
+        lines.extend(_parameter_lines(spec.get("properties") or items.get("properties")))
+    return lines
+
+
 class ToolCard(BaseModel):
     """The contract of one tool: what it does, its parameters, examples and side effects."""
 
@@ -63,9 +91,10 @@ class ToolCard(BaseModel):
 
     def document(self) -> str:
         """The enriched text a tool is retrieved by: the name in words, the description, the
-        parameters with their descriptions, the example queries and the tags."""
+        parameters (names in words, descriptions, allowed values, nested fields), the example
+        queries and the tags."""
         lines = [f"{split_name(self.name)} ({self.name})", self.description.strip()]
-        params = [f"{k}: {d}" if d else k for k, d in self.parameter_items()]
+        params = _parameter_lines(self.parameters.get("properties"))
         if params:
             lines.append("Parameters: " + "; ".join(params))
         if self.examples:
@@ -77,7 +106,7 @@ class ToolCard(BaseModel):
     def content_hash(self) -> str:
         # what retrieval and lint read; execution limits (timeout, sensitive) do not re-embed
         fields = self.model_dump(mode="json", exclude={"timeout_s", "sensitive"})
-        payload = json.dumps(fields, sort_keys=True)
+        payload = json.dumps([DOCUMENT_FORMAT, fields], sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

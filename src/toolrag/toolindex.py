@@ -4,9 +4,11 @@ Each card is indexed by its enriched document (:meth:`ToolCard.document`). The v
 a LanceDB table keyed by the card's stable id (name@version) with a content hash, so a rebuild
 re-embeds only the cards that changed and never appends duplicates. Dense scores come from the
 stored vectors (kept in memory as one matrix: a 10k-tool pool is a 15 MB dot product), BM25 from
-LanceDB's native full-text index over the same documents, and the two are fused by reciprocal
-rank. Requests that name several steps are split into sub-queries whose results are fused, so
-every step's tool is retrieved.
+LanceDB's native full-text index over the same documents. ``hybrid`` fuses the two rankings by
+reciprocal rank; ``best`` adds to each card's cosine its BM25 score relative to the query's best
+BM25 match (weight ``BM25_WEIGHT``), which keeps the margins that rank fusion throws away, and
+splits requests that name several steps into sub-queries whose scores are added, so every
+step's tool is retrieved.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from toolrag.cards import ToolCard
 
 Strategy = Literal["dense", "bm25", "hybrid", "best"]
 RRF_K = 60
+# Weight of the max-normalised BM25 score added to the cosine in ``best``.
+BM25_WEIGHT = 0.2
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolindex-bm25")
 # Explicit step markers split a request into steps; a bare "and" only when both sides are
 # clauses of their own (4+ words), so "base 10 and height 5" stays one request.
@@ -89,6 +93,7 @@ class ToolIndex:
         self._db: Any = None
         self._table: Any = None
         self._ids: list[str] = []
+        self._row: dict[str, int] = {}
         self._matrix: np.ndarray = np.zeros((0, 0), dtype=np.float32)
 
     # --- storage -------------------------------------------------------------------------------
@@ -151,11 +156,13 @@ class ToolIndex:
         table = self._open()
         if table is None:
             self._ids, self._matrix = [], np.zeros((0, 0), dtype=np.float32)
+            self._row = {}
             return
         data = table.to_arrow().select(["id", "vector"])
         ids = data.column("id").to_pylist()
         keep = [n for n, i in enumerate(ids) if i in self.cards and not self.cards[i].deprecated_by]
         self._ids = [ids[n] for n in keep]
+        self._row = {tid: n for n, tid in enumerate(self._ids)}
         flat = data.column("vector").combine_chunks().flatten().to_numpy()
         matrix = flat.reshape(len(ids), -1).astype(np.float32)[keep]
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -165,14 +172,20 @@ class ToolIndex:
         return len(self._ids)
 
     # --- retrieval -----------------------------------------------------------------------------
-    def _dense(self, query: str, pool: int) -> list[tuple[str, float]]:
-        if not self._ids:
-            return []
+    def _cosines(self, query: str) -> np.ndarray:
+        """Cosine of the query with every active card, in ``self._ids`` order."""
         q = np.asarray(self.embed.get_query_embedding(query), dtype=np.float32)
-        sims = self._matrix @ (q / max(float(np.linalg.norm(q)), 1e-12))
+        return self._matrix @ (q / max(float(np.linalg.norm(q)), 1e-12))
+
+    def _top(self, sims: np.ndarray, pool: int) -> list[tuple[str, float]]:
         top = np.argpartition(-sims, min(pool, len(sims) - 1))[:pool]
         top = top[np.argsort(-sims[top])]
         return [(self._ids[i], float(sims[i])) for i in top]
+
+    def _dense(self, query: str, pool: int) -> list[tuple[str, float]]:
+        if not self._ids:
+            return []
+        return self._top(self._cosines(query), pool)
 
     def _bm25(self, query: str, pool: int) -> list[tuple[str, float]]:
         table = self._open()
@@ -205,6 +218,30 @@ class ToolIndex:
                 scores[tid] = scores.get(tid, 0.0) + weight / (RRF_K + rank + 1)
         return scores, sims
 
+    def _blended(self, query: str, pool: int) -> tuple[dict[str, float], dict[str, float]]:
+        """Score-level fusion: every card's cosine plus ``BM25_WEIGHT`` times its BM25 score
+        relative to the query's best BM25 match.
+
+        Unlike reciprocal rank, this keeps how far apart the candidates are: a card that both
+        rankings like by a wide margin stays ahead of one that wins a near-tie in one of them.
+        """
+        if not self._ids:
+            return {}, {}
+        sparse = _POOL.submit(self._bm25, query, pool)
+        cosines = self._cosines(query)
+        ranking = self._top(cosines, pool)
+        sims = dict(ranking)
+        scores = dict(ranking)
+        lexical = sparse.result()
+        best = max((s for _, s in lexical), default=0.0)
+        if best > 0:
+            for tid, s in lexical:
+                if tid not in sims:
+                    sims[tid] = float(cosines[self._row[tid]])
+                    scores[tid] = sims[tid]
+                scores[tid] += BM25_WEIGHT * s / best
+        return scores, sims
+
     def retrieve(
         self, query: str, k: int = 5, strategy: Strategy = "best", floor: float | None = None
     ) -> list[ToolHit]:
@@ -218,12 +255,13 @@ class ToolIndex:
         elif strategy == "bm25":
             ranked, sims = self._bm25(query, pool), {}
         else:
-            scores, sims = self._fused(query, pool)
+            fuse = self._blended if strategy == "best" else self._fused
+            scores, sims = fuse(query, pool)
             if strategy == "best":
                 # Each step of a multi-step request adds its own ranking at half weight: the
                 # whole request still leads, and every step's best tools rise into the top-k.
                 for part in sub_queries(query):
-                    part_scores, part_sims = self._fused(part, pool)
+                    part_scores, part_sims = fuse(part, pool)
                     for tid, s in part_scores.items():
                         scores[tid] = scores.get(tid, 0.0) + 0.5 * s
                         sims[tid] = max(sims.get(tid, -1.0), part_sims.get(tid, -1.0))
