@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -90,6 +91,14 @@ def test_best_adds_relative_bm25_to_the_cosine(
     # similarity is rounded to 4 decimals
     assert all(-1e-4 <= b <= BM25_WEIGHT + 1e-4 for b in bonus)
     assert max(bonus) == pytest.approx(BM25_WEIGHT, abs=1e-4)  # the best BM25 match
+
+
+def test_one_text_embeds_like_a_batch(embed: object) -> None:
+    texts = ["Find the area of a triangle with base 10", "word " * 400]  # the second truncates
+    batch = np.asarray(embed.get_text_embedding_batch(texts))  # type: ignore[attr-defined]
+    one = np.asarray([embed.get_query_embedding(t) for t in texts])  # type: ignore[attr-defined]
+    assert np.allclose(one, batch, atol=1e-5)
+    assert np.allclose(np.linalg.norm(one, axis=1), 1.0, atol=1e-5)
 
 
 def test_split_name() -> None:

