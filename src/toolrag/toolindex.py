@@ -260,7 +260,7 @@ class ToolIndex:
             fuse = self._blended if strategy == "best" else self._fused
             scores, sims = fuse(query, pool)
             if strategy == "best":
-                # Each step of a multi-step request adds its own ranking at half weight: the
+                # Each step of a multi-step request adds its own scores at half weight: the
                 # whole request still leads, and every step's best tools rise into the top-k.
                 for part in sub_queries(query):
                     part_scores, part_sims = fuse(part, pool)
