@@ -294,3 +294,49 @@ def test_an_openapi_document_is_a_tool_pool(tmp_path: Path) -> None:
         "delete",
         ["id"],
     )
+
+
+def test_reopened_index_is_a_llamaindex_object_index(
+    cards: list[ToolCard], embed: object, tmp_path: Path
+) -> None:
+    from llama_index.core.objects import ObjectIndex
+    from llama_index.core.tools import FunctionTool, ToolMetadata
+
+    from toolrag.tool_object_index import tool_object_index
+
+    tools = [
+        FunctionTool.from_defaults(fn=lambda **kw: kw, name=c.name, description=c.description)
+        for c in cards
+    ]
+    assert ToolIndex(tmp_path, embed).sync(cards).embedded == 5  # type: ignore[arg-type]
+    reopened = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    assert reopened.sync(cards).embedded == 0  # the stored vectors are reused
+    obj_index = tool_object_index(reopened, tools)
+    assert isinstance(obj_index, ObjectIndex)
+    question = "Convert the quarterly report to PDF and then email it to my manager"
+    got = obj_index.as_retriever(similarity_top_k=2).retrieve(question)
+    assert all(isinstance(t, FunctionTool) for t in got)
+    assert [t.metadata.name for t in got] == [h.name for h in reopened.retrieve(question, k=2)]
+    assert {t.metadata.name for t in got} == {"convert_document_to_pdf", "send_email"}
+    with pytest.raises(InputError, match=r"ToolIndex\.sync"):
+        obj_index.insert_object(
+            FunctionTool(fn=lambda: None, metadata=ToolMetadata(name="x", description="x"))
+        )
+    with pytest.raises(InputError, match="no tool object: book_flight"):
+        tool_object_index(reopened, [t for t in tools if t.metadata.name != "book_flight"])
+
+
+def test_a_sync_stopped_before_the_text_index_is_finished_by_the_next(
+    cards: list[ToolCard], embed: object, tmp_path: Path
+) -> None:
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(cards[:3])
+    card = cards[3]  # stored as a sync's embedding batch stores it, then stopped before indexing
+    row = {"id": card.id, "name": card.name, "hash": card.content_hash(), "text": card.document()}
+    row["vector"] = embed.get_text_embedding(row["text"])  # type: ignore[attr-defined]
+    index._open().add([row])
+    assert index._open().index_stats("text_idx").num_unindexed_rows == 1
+    reopened = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    assert reopened.sync(cards[:4]).embedded == 0
+    assert reopened._open().index_stats("text_idx").num_unindexed_rows == 0
+    assert reopened.retrieve("pdf", k=1, strategy="bm25")[0].name == card.name

@@ -69,6 +69,15 @@ def _schema(dim: int) -> pa.Schema:
     )
 
 
+def _fts_covers(table: Any) -> bool:
+    """Whether the full-text index exists and covers every row (a sync stopped between its
+    embedding batches and the index rebuild leaves rows the index does not know)."""
+    for config in table.list_indices():
+        if list(config.columns) == ["text"]:
+            return bool(table.index_stats(config.name).num_unindexed_rows == 0)
+    return False
+
+
 def sub_queries(query: str, min_words: int = 3) -> list[str]:
     """Split a multi-step request into its steps ("convert X to PDF and then email it")."""
     parts: list[str] = []
@@ -146,7 +155,7 @@ class ToolIndex:
                 self._table = table
             table.add(rows)
             report.embedded += len(rows)
-        if table is not None and (gone or todo):
+        if table is not None and (gone or todo or not _fts_covers(table)):
             table.create_index("text", config=FTS(), replace=True)
         self.cards = wanted
         self._load_matrix()
@@ -172,9 +181,12 @@ class ToolIndex:
         return len(self._ids)
 
     # --- retrieval -----------------------------------------------------------------------------
-    def _cosines(self, query: str) -> np.ndarray:
-        """Cosine of the query with every active card, in ``self._ids`` order."""
-        q = np.asarray(self.embed.get_query_embedding(query), dtype=np.float32)
+    def _cosines(self, query: str, embedding: Sequence[float] | None = None) -> np.ndarray:
+        """Cosine of the query (or of its given ``embedding``) with every active card, in
+        ``self._ids`` order."""
+        if embedding is None:
+            embedding = self.embed.get_query_embedding(query)
+        q = np.asarray(embedding, dtype=np.float32)
         return self._matrix @ (q / max(float(np.linalg.norm(q)), 1e-12))
 
     def _top(self, sims: np.ndarray, pool: int) -> list[tuple[str, float]]:
@@ -182,10 +194,12 @@ class ToolIndex:
         top = top[np.argsort(-sims[top])]
         return [(self._ids[i], float(sims[i])) for i in top]
 
-    def _dense(self, query: str, pool: int) -> list[tuple[str, float]]:
+    def _dense(
+        self, query: str, pool: int, embedding: Sequence[float] | None = None
+    ) -> list[tuple[str, float]]:
         if not self._ids:
             return []
-        return self._top(self._cosines(query), pool)
+        return self._top(self._cosines(query, embedding), pool)
 
     def _bm25(self, query: str, pool: int) -> list[tuple[str, float]]:
         table = self._open()
@@ -207,20 +221,22 @@ class ToolIndex:
         return [(i, float(s)) for i, s in zip(ids, scores, strict=True) if i in self._row][:pool]
 
     def _fused(
-        self, query: str, pool: int, dense_weight: float = 1.0, bm25_weight: float = 1.0
+        self, query: str, pool: int, embedding: Sequence[float] | None = None
     ) -> tuple[dict[str, float], dict[str, float]]:
         # BM25 runs in LanceDB's native code on another thread while the query is embedded
         # (both release the GIL): on two cores the full-text search costs no extra latency.
         sparse = _POOL.submit(self._bm25, query, pool)
-        dense = self._dense(query, pool)
+        dense = self._dense(query, pool, embedding)
         sims = dict(dense)
         scores: dict[str, float] = {}
-        for weight, ranking in ((dense_weight, dense), (bm25_weight, sparse.result())):
+        for ranking in (dense, sparse.result()):
             for rank, (tid, _) in enumerate(ranking):
-                scores[tid] = scores.get(tid, 0.0) + weight / (RRF_K + rank + 1)
+                scores[tid] = scores.get(tid, 0.0) + 1.0 / (RRF_K + rank + 1)
         return scores, sims
 
-    def _blended(self, query: str, pool: int) -> tuple[dict[str, float], dict[str, float]]:
+    def _blended(
+        self, query: str, pool: int, embedding: Sequence[float] | None = None
+    ) -> tuple[dict[str, float], dict[str, float]]:
         """Score-level fusion: every card's cosine plus ``BM25_WEIGHT`` times its BM25 score
         relative to the query's best BM25 match.
 
@@ -230,7 +246,7 @@ class ToolIndex:
         if not self._ids:
             return {}, {}
         sparse = _POOL.submit(self._bm25, query, pool)
-        cosines = self._cosines(query)
+        cosines = self._cosines(query, embedding)
         ranking = self._top(cosines, pool)
         sims = dict(ranking)
         scores = dict(ranking)
@@ -245,20 +261,26 @@ class ToolIndex:
         return scores, sims
 
     def retrieve(
-        self, query: str, k: int = 5, strategy: Strategy = "best", floor: float | None = None
+        self,
+        query: str,
+        k: int = 5,
+        strategy: Strategy = "best",
+        floor: float | None = None,
+        embedding: Sequence[float] | None = None,
     ) -> list[ToolHit]:
         """The top-k tools for ``query``. ``floor`` (a cosine) drops tools below it, so a
-        question no tool fits gets an empty list."""
+        question no tool fits gets an empty list. ``embedding``: the query's vector when the
+        caller has it already (a LlamaIndex retriever embeds before it queries the store)."""
         pool = max(k * 4, 50)
         sims: dict[str, float]
         if strategy == "dense":
-            ranked = self._dense(query, pool)
+            ranked = self._dense(query, pool, embedding)
             sims = dict(ranked)
         elif strategy == "bm25":
             ranked, sims = self._bm25(query, pool), {}
         else:
             fuse = self._blended if strategy == "best" else self._fused
-            scores, sims = fuse(query, pool)
+            scores, sims = fuse(query, pool, embedding)
             if strategy == "best":
                 # Each step of a multi-step request adds its own scores at half weight: the
                 # whole request still leads, and every step's best tools rise into the top-k.
