@@ -121,3 +121,13 @@ def test_eval_route_resumes_from_its_records(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in records.read_text().splitlines()]
     assert [r["id"] for r in lines] == ["q1", "q2", "q3", "q4", "q5"]
     assert len({r["setup"] for r in lines}) == 1
+
+    # Retrieval changed for q1 since its decision was recorded: only q1 is routed again.
+    lines[0]["offered"] = ["book_flight"]
+    records.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    again = run(REPLIES[:1])
+    assert {k: v for k, v in again.items() if k != "p50_s"} == {
+        k: v for k, v in report.items() if k != "p50_s"
+    }
+    redone = [json.loads(line)["id"] for line in records.read_text().splitlines()]
+    assert redone == ["q1", "q2", "q3", "q4", "q5", "q1"]

@@ -244,3 +244,39 @@ def test_config_errors(tmp_path: Path) -> None:
         load_document(tmp_path / "missing.yaml")
     with pytest.raises(ConfigError, match="not an http"):
         OpenAPIToolSpec(RestAPIConfig(name="x", document="-", base_url="ftp://host"), {})
+
+
+def test_widely_shared_schemas_inline_within_a_budget() -> None:
+    """Each schema refers six times to the next: fully inlined, 8 hops would be 6**8 objects.
+    The budget keeps it linear (each inlined object's references become stubs once it is
+    spent), and a shallow reference still inlines whole."""
+    from toolrag.tools.openapi_doc import MAX_INLINED_OBJECTS, operations
+
+    schemas: dict[str, Any] = {
+        f"S{i}": {
+            "type": "object",
+            "properties": {f"p{j}": {"$ref": f"#/components/schemas/S{i + 1}"} for j in range(6)},
+        }
+        for i in range(12)
+    }
+    schemas["S12"] = {"type": "string"}
+    schemas["Pet"] = {"type": "object", "properties": {"name": {"type": "string"}}}
+    doc = {
+        "openapi": "3.0.0",
+        "paths": {
+            "/deep": {"post": {"requestBody": {"content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/S0"}}}}}},
+            "/pets": {"post": {"requestBody": {"content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Pet"}}}}}},
+        },
+        "components": {"schemas": schemas},
+    }  # fmt: skip
+
+    def objects(node: Any) -> int:
+        if isinstance(node, dict):
+            return 1 + sum(objects(v) for v in node.values())
+        return sum(objects(v) for v in node) if isinstance(node, list) else 0
+
+    deep, pets = operations(doc)
+    assert objects(deep.body_schema) <= 7 * MAX_INLINED_OBJECTS
+    assert pets.body_schema == schemas["Pet"]

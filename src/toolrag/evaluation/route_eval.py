@@ -267,6 +267,13 @@ def run_route_eval(
     store.seed(cards)
     store.add_many(examples, strict=False)
     routers = {mode: Router(llm, store, mode=mode, k_examples=k_examples) for mode in modes}
+    # A recorded decision is reused only where today's retrieval offers the same tools: a
+    # change in retrieval re-routes exactly the questions whose offer changed.
+    offers = {q.id: [tools[h.name] for h in index.retrieve(q.query, k=k_tools)] for q in queries}
+    for key, rec in list(done.items()):
+        offer = offers.get(key[1])
+        if offer is None or rec.get("offered") != [t.metadata.get_name() for t in offer]:
+            del done[key]
     total = len(queries) * len(modes)
     count = sum((m, q.id) in done for q in queries for m in modes)
     if on_progress is not None:
@@ -277,7 +284,7 @@ def run_route_eval(
         todo = [m for m in modes if (m, q.id) not in done]
         if not todo:
             continue
-        offer = [tools[h.name] for h in index.retrieve(q.query, k=k_tools)]
+        offer = offers[q.id]
         for mode in todo:
             t0 = time.perf_counter()
             result = routers[mode].route(q.query, offer)

@@ -88,20 +88,39 @@ def load_document(source: str | Path, timeout_s: float = 10.0) -> dict[str, Any]
     return doc
 
 
-def _resolve(doc: dict[str, Any], node: Any, depth: int = 0) -> Any:
-    """Inline local ``$ref`` pointers; past depth 8 a schema becomes ``{type: object}``."""
-    if depth > 8:
-        return {"type": "object"}
+# Inlining stops at this many $ref hops, or once one operation's inlined schemas hold this many
+# objects: big specs share and nest schemas so widely that full inlining grows exponentially.
+MAX_REF_HOPS = 8
+MAX_INLINED_OBJECTS = 2000
+
+
+def _lookup(doc: dict[str, Any], ref: str) -> Any:
+    """The object a local ``#/a/b`` pointer names (``{}`` when it names nothing)."""
+    target: Any = doc
+    for part in ref[2:].split("/"):
+        target = target.get(part.replace("~1", "/").replace("~0", "~"), {})
+        if not isinstance(target, dict):
+            return {}
+    return target
+
+
+def _resolve(
+    doc: dict[str, Any], node: Any, depth: int = 0, budget: list[int] | None = None
+) -> Any:
+    """Inline local ``$ref`` pointers; a reference past ``MAX_REF_HOPS`` hops, or met after the
+    ``budget`` (objects left to inline) ran out, becomes ``{type: object}``."""
+    if budget is None:
+        budget = [MAX_INLINED_OBJECTS]
     if isinstance(node, dict):
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/"):
-            target: Any = doc
-            for part in ref[2:].split("/"):
-                target = target.get(part.replace("~1", "/").replace("~0", "~"), {})
-            return _resolve(doc, target, depth + 1)  # depth counts $ref hops only
-        return {k: _resolve(doc, v, depth) for k, v in node.items() if k != "$ref"}
+            if depth >= MAX_REF_HOPS or budget[0] <= 0:
+                return {"type": "object"}
+            return _resolve(doc, _lookup(doc, ref), depth + 1, budget)  # counts $ref hops only
+        budget[0] -= 1
+        return {k: _resolve(doc, v, depth, budget) for k, v in node.items() if k != "$ref"}
     if isinstance(node, list):
-        return [_resolve(doc, v, depth) for v in node]
+        return [_resolve(doc, v, depth, budget) for v in node]
     return node
 
 
@@ -142,19 +161,28 @@ def _swagger2_body(params: list[dict[str, Any]]) -> tuple[dict[str, Any] | None,
 
 def operations(doc: dict[str, Any]) -> list[Operation]:
     """Every operation of the document, with unique tool names."""
-    doc = _resolve(doc, doc)
     swagger2 = "swagger" in doc
     ops: list[Operation] = []
     seen: set[str] = set()
     for path, item in (doc.get("paths") or {}).items():
+        ref = item.get("$ref") if isinstance(item, dict) else None
+        if isinstance(ref, str) and ref.startswith("#/"):
+            item = _lookup(doc, ref)
         if not isinstance(item, dict):
             continue
-        shared = item.get("parameters") or []
         for method in HTTP_METHODS:
             op = item.get(method)
             if not isinstance(op, dict):
                 continue
-            raw_params = [*shared, *(op.get("parameters") or [])]
+            # Only what a call needs is inlined (not responses), each operation on its budget.
+            budget = [MAX_INLINED_OBJECTS]
+            raw_params = [
+                p
+                for p in _resolve(
+                    doc, [*(item.get("parameters") or []), *(op.get("parameters") or [])], 0, budget
+                )
+                if isinstance(p, dict)
+            ]
             params = []
             for p in raw_params:
                 where = p.get("in")
@@ -179,7 +207,7 @@ def operations(doc: dict[str, Any]) -> list[Operation]:
             if swagger2:
                 body_schema, body_required = _swagger2_body(raw_params)
             else:
-                rb = op.get("requestBody") or {}
+                rb = _resolve(doc, op.get("requestBody") or {}, 0, budget)
                 content = rb.get("content") or {}
                 media = content.get("application/json") or next(iter(content.values()), None)
                 body_schema = (media or {}).get("schema") if media is not None else None
