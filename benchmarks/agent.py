@@ -224,6 +224,10 @@ def main() -> None:
     questions = load_questions(ROOT / "data" / "questions" / "test.jsonl")
     eligible = [q for q in questions if set(q.expected_tools) <= sample_names and q.answer_keywords]
     chosen = pick_questions(eligible, sample_names, args.limit or len(eligible))
+    keywords = {q.id: q.answer_keywords for q in questions}
+    for r in done.values():  # scored again: a recorded answer meets today's answer checking
+        if r.get("ok") and r["id"] in keywords:
+            r["matched"] = answer_matches(r["answer"], keywords[r["id"]])
     rows: dict[str, list[dict[str, Any]]] = {s: [] for s in setups}
     with running_server(settings.data_dir) as url:
         os.environ["TOOLRAG_FIELD_API_URL"] = url

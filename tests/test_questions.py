@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from toolrag import Settings
 from toolrag.embeddings import make_embedding
@@ -52,3 +53,20 @@ def test_answer_matching_normalizes_numbers() -> None:
     assert answer_matches("Sheet S-201, revised 2026-02-10", ["s-201", "2026-02-10"])
     assert not answer_matches("The rate is $25,000.", ["2500 per"])
     assert not answer_matches("anything", [])
+
+
+@pytest.mark.parametrize(
+    ("answer", "matches"),
+    [
+        ("Substantial completion is planned for June 30, 2026.", True),
+        ("It finishes on 30 June 2026", True),
+        ("the 30th of June, 2026", True),
+        ("Jun. 30 2026", True),
+        ("planned finish 2026-06-30", True),
+        ("June 3, 2026", False),
+        ("June 30, 2025", False),
+        ("February 30, 2026 or later", False),
+    ],
+)
+def test_answer_matching_reads_dates_in_words(answer: str, matches: bool) -> None:
+    assert answer_matches(answer, ["2026-06-30"]) is matches
