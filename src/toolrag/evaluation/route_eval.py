@@ -39,6 +39,7 @@ from toolrag.cards import ToolCard
 from toolrag.errors import InputError
 from toolrag.evaluation.baselines import _schema_model
 from toolrag.routing import Example, ExampleStore, Router, ToolCallSpec
+from toolrag.routing.examples import question_example
 from toolrag.routing.router import INSTRUCTIONS, ExampleMode
 from toolrag.toolindex import ToolIndex
 
@@ -91,21 +92,8 @@ def load_route_queries(path: Path) -> list[RouteQuery]:
 
 
 def examples_from_queries(queries: Sequence[RouteQuery]) -> list[Example]:
-    """Questions with known tools as few-shot examples: one call per expected tool, with the
-    expected arguments when the question needs a single tool."""
-    return [
-        Example(
-            query=q.query,
-            calls=[
-                ToolCallSpec(
-                    tool=t, arguments=q.expected_args if len(q.expected_tools) == 1 else {}
-                )
-                for t in q.expected_tools
-            ],
-            source="questions",
-        )
-        for q in queries
-    ]
+    """Questions with known tools as few-shot examples (see :func:`question_example`)."""
+    return [question_example(q.query, q.expected_tools, q.expected_args) for q in queries]
 
 
 def _norm(value: Any) -> str:

@@ -15,6 +15,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -61,6 +62,16 @@ class Example(BaseModel):
 def _unit(vector: Sequence[float]) -> np.ndarray:
     v = np.asarray(vector, dtype=np.float32)
     return v / max(float(np.linalg.norm(v)), 1e-12)
+
+
+def question_example(query: str, tools: Sequence[str], arguments: dict[str, Any]) -> Example:
+    """A question with known tools as a few-shot example: one call per expected tool, with the
+    expected arguments when the question needs a single tool."""
+    return Example(
+        query=query,
+        calls=[ToolCallSpec(tool=t, arguments=arguments if len(tools) == 1 else {}) for t in tools],
+        source="questions",
+    )
 
 
 class ExampleStore:
@@ -174,12 +185,13 @@ class ExampleStore:
                 if not line.strip():
                     continue
                 item = json.loads(line)
-                tools = list(item.get("expected_tools") or [])
-                args = item.get("expected_args") or {}
-                calls = [
-                    ToolCallSpec(tool=t, arguments=args if len(tools) == 1 else {}) for t in tools
-                ]
-                examples.append(Example(query=item["query"], calls=calls, source="questions"))
+                examples.append(
+                    question_example(
+                        item["query"],
+                        list(item.get("expected_tools") or []),
+                        item.get("expected_args") or {},
+                    )
+                )
         return self.add_many(examples, strict=False)
 
     # --- choosing ------------------------------------------------------------------------------
