@@ -65,6 +65,11 @@ class ToolCard(BaseModel):
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     examples: list[str] = Field(default_factory=list, description="Example user requests.")
+    synthetic: list[str] = Field(
+        default_factory=list,
+        description="LLM-written requests (toolrag.synthetic): indexed for retrieval only, "
+        "never used as router examples or counted by lint.",
+    )
     side_effect: SideEffect = "read"
     version: str = "1"
     deprecated_by: str | None = None
@@ -99,6 +104,8 @@ class ToolCard(BaseModel):
             lines.append("Parameters: " + "; ".join(params))
         if self.examples:
             lines.append("Examples: " + " | ".join(self.examples))
+        if self.synthetic:
+            lines.append("Requests: " + " | ".join(self.synthetic))
         if self.tags:
             lines.append("Tags: " + ", ".join(self.tags))
         return "\n".join(x for x in lines if x)
@@ -106,6 +113,8 @@ class ToolCard(BaseModel):
     def content_hash(self) -> str:
         # what retrieval and lint read; execution limits (timeout, sensitive) do not re-embed
         fields = self.model_dump(mode="json", exclude={"timeout_s", "sensitive"})
+        if not fields["synthetic"]:  # a card without them keeps the hash it had before the field
+            del fields["synthetic"]
         payload = json.dumps([DOCUMENT_FORMAT, fields], sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 

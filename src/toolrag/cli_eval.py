@@ -96,16 +96,27 @@ def eval_tools(
     misses: Annotated[Path, typer.Option(help="Where to write missed queries.")] = Path(
         "runs/eval_tools_misses.jsonl"
     ),
+    synthetic: Annotated[
+        bool,
+        typer.Option(
+            help="Index the LLM-written requests cached by `toolrag tools synth` with the cards "
+            "(toolrag's strategies; the plain ObjectIndex baseline stays as LlamaIndex builds it)."
+        ),
+    ] = False,
 ) -> None:
     """Recall@k, MRR, nDCG@10 and latency of tool retrieval, beside plain ObjectIndex."""
     from toolrag.cards import load_tool_list
+    from toolrag.cli_tools import synthetic_path
     from toolrag.embeddings import make_embedding
     from toolrag.evaluation.retrieval import load_queries
     from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_eval
     from toolrag.settings import Settings
+    from toolrag.synthetic import SyntheticQueries
 
     def run(chosen: list[str], ks: list[int]) -> list[RetrievalReport]:
         cards = load_tool_list(tools)
+        if synthetic:
+            cards = SyntheticQueries(synthetic_path(Settings())).augment(cards)
         qs = load_queries(queries, "expected_tools")
         return run_tool_eval(cards, qs, chosen, make_embedding(Settings()), ks)
 

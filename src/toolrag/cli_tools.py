@@ -14,7 +14,7 @@ from rich.table import Table
 from toolrag.cards import ToolCard, load_tool_list
 from toolrag.errors import ToolragError
 from toolrag.lint import LintFinding, lint_cards
-from toolrag.settings import load_settings
+from toolrag.settings import Settings, load_settings
 
 tools_app = typer.Typer(no_args_is_help=True, help="List and lint tool cards.")
 out = Console()
@@ -95,6 +95,48 @@ def tools_lint(
         _print(findings, len(cards))
     if any(f.severity == "error" for f in findings):
         raise typer.Exit(1)
+
+
+@tools_app.command("synth")
+def tools_synth(
+    tools: ToolsFile = None,
+    per_card: Annotated[int, typer.Option(min=1, max=10, help="Requests per card.")] = 3,
+    limit: Annotated[int, typer.Option(min=0, help="Cards to write for (0: all).")] = 0,
+) -> None:
+    """Have the LLM write example requests for every card that has none cached.
+
+    The requests are kept per card version and model in the state folder's synthetic.sqlite;
+    a re-run goes on where it stopped. `toolrag eval tools --synthetic` indexes them with the
+    cards. One LLM call per card: with the local model, about 5-10 s each.
+    """
+    from rich.progress import Progress
+
+    from toolrag.llms import make_llm
+    from toolrag.synthetic import SyntheticQueries
+
+    try:
+        settings = load_settings()
+        cards = _cards(tools)
+        store = SyntheticQueries(synthetic_path(settings), make_llm(settings), per_card)
+        with Progress(console=err, transient=True) as bar:
+            task = bar.add_task("writing requests", total=None)
+            written = store.fill(
+                cards,
+                limit or None,
+                on_progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    except ToolragError as exc:
+        _fail(exc)
+        return
+    have = sum(store.cached(c) is not None for c in cards)
+    out.print(
+        f"wrote requests for {written} card(s); {have} of {len(cards)} have them ({store.path})",
+        highlight=False,
+    )
+
+
+def synthetic_path(settings: Settings) -> Path:
+    return settings.state_dir / "synthetic.sqlite"
 
 
 def _print(findings: list[LintFinding], n_cards: int) -> None:

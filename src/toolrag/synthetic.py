@@ -1,0 +1,142 @@
+"""LLM-written example requests for tool cards, cached per card version.
+
+A tool pool brought from elsewhere (a JSON tool list, an OpenAPI document) rarely has example
+requests, and a user's request seldom uses the words of a tool's description. An LLM reads each
+card and writes a few requests it answers; the ToolIndex indexes them with the card
+(``ToolCard.synthetic``, the "Requests:" line of its document).
+
+Generation is slow on a laptop (one LLM call per card), so every answer is kept in SQLite,
+keyed by the card's content hash (its version: a changed description writes new requests) and
+the model's name. :meth:`SyntheticQueries.fill` resumes where it stopped;
+:meth:`SyntheticQueries.augment` never calls the LLM, it adds what the cache has.
+
+    store = SyntheticQueries(settings.state_dir / "synthetic.sqlite", llm)
+    store.fill(cards)                      # `toolrag tools synth --tools T.json`
+    index.sync(store.augment(cards))       # `toolrag eval tools ... --synthetic`
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from llama_index.core.llms import LLM
+
+from toolrag.cards import ToolCard
+from toolrag.errors import ConfigError
+
+PROMPT = """A tool an assistant can call:
+
+{document}
+
+Write {n} different requests a user could make that this tool answers. Vary the wording and
+the details, use realistic values, and do not mention the tool's name. Write one request per
+line and nothing else.
+
+Requests:
+"""
+MAX_CHARS = 300
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|request\s*\d*:)\s*", re.IGNORECASE)
+
+
+def parse_requests(text: str, n: int, tool_name: str) -> list[str]:
+    """The requests in an LLM reply: one per line, numbering, bullets and quotes removed,
+    without repeats, lines naming the tool, or lines too long to be a request."""
+    out: list[str] = []
+    for line in text.splitlines():
+        request = _BULLET.sub("", line).strip().strip("\"'").strip()
+        if not request or len(request) > MAX_CHARS or tool_name.lower() in request.lower():
+            continue
+        if request.lower() not in {r.lower() for r in out}:
+            out.append(request)
+        if len(out) == n:
+            break
+    return out
+
+
+class SyntheticQueries:
+    """Requests written by ``llm`` for tool cards, cached in SQLite per card version and model.
+    Without an ``llm`` the store only reads: each card gets the requests any model wrote."""
+
+    def __init__(self, path: Path, llm: LLM | None = None, per_card: int = 3) -> None:
+        self.path = path
+        self.llm = llm
+        self.per_card = per_card
+        # the model file's name, not its path: a cache moved to another machine still matches
+        self.model = Path(llm.metadata.model_name or type(llm).__name__).name if llm else None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._db() as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS requests (card_hash TEXT, model TEXT, name TEXT, "
+                "requests TEXT, PRIMARY KEY (card_hash, model))"
+            )
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path)
+        try:
+            with db:  # commits
+                yield db
+        finally:
+            db.close()
+
+    @staticmethod
+    def _key(card: ToolCard) -> str:
+        """The card's version without any requests written for it."""
+        return card.model_copy(update={"synthetic": []}).content_hash()
+
+    def cached(self, card: ToolCard) -> list[str] | None:
+        with self._db() as db:
+            row = db.execute(
+                "SELECT requests FROM requests WHERE card_hash = ? AND model = coalesce(?, model) "
+                "ORDER BY rowid DESC",
+                (self._key(card), self.model),
+            ).fetchone()
+        return list(json.loads(row[0])) if row else None
+
+    def generate(self, card: ToolCard) -> list[str]:
+        """The card's requests: from the cache, else written by the LLM and cached."""
+        found = self.cached(card)
+        if found is not None:
+            return found
+        if self.llm is None:
+            raise ConfigError(
+                f"No requests are cached for {card.name} and no LLM was given to write them.",
+                hint="Run `toolrag tools synth --tools FILE` first.",
+            )
+        base = card.model_copy(update={"synthetic": []})
+        prompt = PROMPT.format(document=base.document(), n=self.per_card)
+        requests = parse_requests(self.llm.complete(prompt).text, self.per_card, card.name)
+        with self._db() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?)",
+                (self._key(card), self.model, card.name, json.dumps(requests)),
+            )
+        return requests
+
+    def fill(
+        self,
+        cards: Sequence[ToolCard],
+        limit: int | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Write requests for the cards that have none cached (at most ``limit``); returns how
+        many cards were written for. ``on_progress(done, total)`` after each."""
+        todo = [c for c in cards if self.cached(c) is None][:limit]
+        for n, card in enumerate(todo, start=1):
+            self.generate(card)
+            if on_progress is not None:
+                on_progress(n, len(todo))
+        return len(todo)
+
+    def augment(self, cards: Sequence[ToolCard]) -> list[ToolCard]:
+        """The cards with their cached requests (a card without any is returned unchanged)."""
+        out = []
+        for card in cards:
+            found = self.cached(card)
+            out.append(card.model_copy(update={"synthetic": found}) if found else card)
+        return out
