@@ -2,6 +2,11 @@
 ObjectIndex first. Writes JSON and prints a table.
 
     .venv/bin/python benchmarks/tool_retrieval.py [--limit N] [--out runs/tool_retrieval.json]
+        [--synthetic runs/synth/synthetic.sqlite]
+
+``--synthetic`` adds ``dense+requests`` and ``best+requests``: the same strategies over the cards
+with the requests an LLM wrote for them (``toolrag tools synth --tools runs/bfcl/tools.json``),
+in a separate index; the JSON says how many cards have requests.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from toolrag.cards import load_tool_list
 from toolrag.embeddings import make_embedding
 from toolrag.evaluation.retrieval import load_queries
 from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_eval
+from toolrag.synthetic import SyntheticQueries
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,6 +44,9 @@ def main() -> None:
         default=ROOT / "runs" / "bfcl" / "index",
         help="Persistent ToolIndex: re-runs embed only changed cards.",
     )
+    parser.add_argument(
+        "--synthetic", type=Path, default=None, help="synthetic.sqlite of `toolrag tools synth`."
+    )
     args = parser.parse_args()
     tools_path, queries_path = bfcl.load(ROOT / "runs" / "bfcl")
     cards = load_tool_list(tools_path)
@@ -49,6 +58,16 @@ def main() -> None:
     reports = run_tool_eval(
         cards, queries, args.strategies.split(","), embed, index_dir=args.index_dir
     )
+    covered = None
+    if args.synthetic is not None:
+        augmented = SyntheticQueries(args.synthetic).augment(cards)
+        covered = sum(bool(c.synthetic) for c in augmented)
+        index_dir = args.index_dir.with_name(args.index_dir.name + "_requests")
+        for report in run_tool_eval(
+            augmented, queries, ["dense", "best"], embed, index_dir=index_dir
+        ):
+            report.strategy = f"{report.strategy}+requests"
+            reports.append(report)
     rows = [r.as_json() for r in reports]
     result = {
         "benchmark": "tool_retrieval",
@@ -56,6 +75,7 @@ def main() -> None:
         "embedding": "all-MiniLM-L6-v2",
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "seconds": round(time.perf_counter() - t0, 1),
+        "cards_with_requests": covered,
         "results": rows,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
