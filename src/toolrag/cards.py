@@ -97,7 +97,7 @@ class ToolCard(BaseModel):
     def document(self) -> str:
         """The enriched text a tool is retrieved by: the name in words, the description, the
         parameters (names in words, descriptions, allowed values, nested fields), the example
-        queries and the tags."""
+        queries, the LLM-written requests and the tags."""
         lines = [f"{split_name(self.name)} ({self.name})", self.description.strip()]
         params = _parameter_lines(self.parameters.get("properties"))
         if params:

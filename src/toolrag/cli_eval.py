@@ -106,7 +106,6 @@ def eval_tools(
 ) -> None:
     """Recall@k, MRR, nDCG@10 and latency of tool retrieval, beside plain ObjectIndex."""
     from toolrag.cards import load_tool_list
-    from toolrag.cli_tools import synthetic_path
     from toolrag.embeddings import make_embedding
     from toolrag.evaluation.retrieval import load_queries
     from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_eval
@@ -116,7 +115,7 @@ def eval_tools(
     def run(chosen: list[str], ks: list[int]) -> list[RetrievalReport]:
         cards = load_tool_list(tools)
         if synthetic:
-            cards = SyntheticQueries(synthetic_path(Settings())).augment(cards)
+            cards = SyntheticQueries(Settings().synthetic_db).augment(cards)
         qs = load_queries(queries, "expected_tools")
         return run_tool_eval(cards, qs, chosen, make_embedding(Settings()), ks)
 

@@ -14,7 +14,7 @@ from rich.table import Table
 from toolrag.cards import ToolCard, load_tool_list
 from toolrag.errors import ToolragError
 from toolrag.lint import LintFinding, lint_cards
-from toolrag.settings import Settings, load_settings
+from toolrag.settings import load_settings
 
 tools_app = typer.Typer(no_args_is_help=True, help="List and lint tool cards.")
 out = Console()
@@ -117,7 +117,7 @@ def tools_synth(
     try:
         settings = load_settings()
         cards = _cards(tools)
-        store = SyntheticQueries(synthetic_path(settings), make_llm(settings), per_card)
+        store = SyntheticQueries(settings.synthetic_db, make_llm(settings), per_card)
         with Progress(console=err, transient=True) as bar:
             task = bar.add_task("writing requests", total=None)
             written = store.fill(
@@ -133,10 +133,6 @@ def tools_synth(
         f"wrote requests for {written} card(s); {have} of {len(cards)} have them ({store.path})",
         highlight=False,
     )
-
-
-def synthetic_path(settings: Settings) -> Path:
-    return settings.state_dir / "synthetic.sqlite"
 
 
 def _print(findings: list[LintFinding], n_cards: int) -> None:

@@ -175,6 +175,11 @@ class Settings(BaseSettings):
     def field_api_state(self) -> Path:
         return self.state_dir / "field_api.sqlite"
 
+    @property
+    def synthetic_db(self) -> Path:
+        """The LLM-written requests per tool card (``toolrag tools synth``)."""
+        return self.state_dir / "synthetic.sqlite"
+
     def active_profile(self) -> AgentProfile:
         """The profile named by ``profile``; 'default' permits every tool unless defined."""
         if self.profile in self.profiles:
