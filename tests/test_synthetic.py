@@ -88,3 +88,18 @@ def test_synth_cli_then_eval_with_the_requests(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["recall@1"] == 1.0  # "snow" and "Denver" are only in the written request
+
+
+def test_the_toolbox_indexes_the_requests_written_for_its_tools(tmp_path: Path) -> None:
+    from toolrag import Settings, Toolbox
+
+    from .conftest import DATA
+
+    state, idx = tmp_path / "state", tmp_path / "idx"
+    settings = Settings(data_dir=DATA, index_dir=idx, state_dir=state, llm_provider="scripted")
+    card = Toolbox(settings).cards()[0]
+    store = SyntheticQueries(settings.synthetic_db, ScriptedLLM(["Which sheets show the lobby?"]))
+    store.generate(card)
+    indexed = Toolbox(settings).tool_index.cards[card.id]
+    assert indexed.synthetic == ["Which sheets show the lobby?"]
+    assert "Requests: Which sheets show the lobby?" in indexed.document()

@@ -43,6 +43,7 @@ from toolrag.routing.feedback import DecisionLog
 from toolrag.routing.router import ExampleMode
 from toolrag.sampledb import build_sqlite
 from toolrag.settings import Settings
+from toolrag.synthetic import SyntheticQueries
 from toolrag.tool_retriever import make_tool_retriever
 from toolrag.toolindex import ToolIndex
 from toolrag.tools.content import CONTENT_TOOL_TYPES, ContentToolSpec
@@ -281,9 +282,13 @@ class Toolbox:
 
     @cached_property
     def tool_index(self) -> ToolIndex:
-        """The persistent ToolIndex over the toolbox's tool cards (re-embeds changed cards)."""
+        """The persistent ToolIndex over the toolbox's tool cards (re-embeds changed cards),
+        with the requests `toolrag tools synth` wrote for them, when there are any."""
         index = ToolIndex(self.settings.index_dir, self.embed, table="tools")
-        index.sync(self.cards())
+        cards = self.cards()
+        if self.settings.synthetic_db.is_file():
+            cards = SyntheticQueries(self.settings.synthetic_db).augment(cards)
+        index.sync(cards)
         return index
 
     @cached_property
