@@ -128,7 +128,7 @@ def tools_synth(
     except ToolragError as exc:
         _fail(exc)
         return
-    have = sum(store.cached(c) is not None for c in cards)
+    have = store.covered(cards)
     out.print(
         f"wrote requests for {written} card(s); {have} of {len(cards)} have them ({store.path})",
         highlight=False,

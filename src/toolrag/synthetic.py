@@ -89,20 +89,31 @@ class SyntheticQueries:
         """The card's version without any requests written for it."""
         return card.model_copy(update={"synthetic": []}).content_hash()
 
+    # this store's model, or any model when it has none; the latest row wins
+    _MODEL = "model = coalesce(?, model) ORDER BY rowid"
+
     def cached(self, card: ToolCard) -> list[str] | None:
         with self._db() as db:
             row = db.execute(
-                "SELECT requests FROM requests WHERE card_hash = ? AND model = coalesce(?, model) "
-                "ORDER BY rowid DESC",
+                f"SELECT requests FROM requests WHERE card_hash = ? AND {self._MODEL} DESC",
                 (self._key(card), self.model),
             ).fetchone()
         return list(json.loads(row[0])) if row else None
 
+    def _stored(self) -> dict[str, list[str]]:
+        """Every cached card version's requests, read at once (for whole pools)."""
+        with self._db() as db:
+            rows = db.execute(
+                f"SELECT card_hash, requests FROM requests WHERE {self._MODEL}", (self.model,)
+            ).fetchall()
+        return {key: list(json.loads(requests)) for key, requests in rows}
+
     def generate(self, card: ToolCard) -> list[str]:
         """The card's requests: from the cache, else written by the LLM and cached."""
         found = self.cached(card)
-        if found is not None:
-            return found
+        return found if found is not None else self._write(card)
+
+    def _write(self, card: ToolCard) -> list[str]:
         if self.llm is None:
             raise ConfigError(
                 f"No requests are cached for {card.name} and no LLM was given to write them.",
@@ -114,7 +125,7 @@ class SyntheticQueries:
         with self._db() as db:
             db.execute(
                 "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?)",
-                (self._key(card), self.model, card.name, json.dumps(requests)),
+                (base.content_hash(), self.model, card.name, json.dumps(requests)),
             )
         return requests
 
@@ -126,17 +137,24 @@ class SyntheticQueries:
     ) -> int:
         """Write requests for the cards that have none cached (at most ``limit``); returns how
         many cards were written for. ``on_progress(done, total)`` after each."""
-        todo = [c for c in cards if self.cached(c) is None][:limit]
+        stored = self._stored()
+        todo = [c for c in cards if self._key(c) not in stored][:limit]
         for n, card in enumerate(todo, start=1):
-            self.generate(card)
+            self._write(card)
             if on_progress is not None:
                 on_progress(n, len(todo))
         return len(todo)
 
+    def covered(self, cards: Sequence[ToolCard]) -> int:
+        """How many of ``cards`` have requests cached."""
+        stored = self._stored()
+        return sum(self._key(c) in stored for c in cards)
+
     def augment(self, cards: Sequence[ToolCard]) -> list[ToolCard]:
         """The cards with their cached requests (a card without any is returned unchanged)."""
+        stored = self._stored()
         out = []
         for card in cards:
-            found = self.cached(card)
+            found = stored.get(self._key(card))
             out.append(card.model_copy(update={"synthetic": found}) if found else card)
         return out
