@@ -17,7 +17,7 @@ from toolrag.cli import app
 from toolrag.embeddings import make_embedding
 from toolrag.errors import InputError
 from toolrag.evaluation.retrieval import RetrievalQuery, evaluate
-from toolrag.toolindex import BM25_WEIGHT, ToolIndex, sub_queries
+from toolrag.toolindex import BM25_WEIGHT, REQUEST_WEIGHT, ToolIndex, sub_queries
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -132,6 +132,58 @@ def test_index_persists_and_upserts_without_duplicates(
     ids = reopened._open().to_arrow().column("id").to_pylist()
     assert sorted(ids) == sorted(c.id for c in changed[:-1])  # no duplicate rows
     assert reopened.retrieve("Will it rain in Paris?", k=1)[0].name == "get_weather"
+
+
+def test_written_requests_are_indexed_one_vector_each(
+    cards: list[ToolCard], embed: object, tmp_path: Path
+) -> None:
+    query = "Should I pack an umbrella for my picnic in Denver on Saturday?"
+    written = ["Do I need a raincoat for the park in Denver this weekend?", "Is it cold in Oslo?"]
+
+    def with_requests(requests: list[str]) -> list[ToolCard]:
+        return [
+            c.model_copy(update={"synthetic": requests}) if c.name == "get_weather" else c
+            for c in cards
+        ]
+
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    assert index.sync(cards).requests_embedded == 0
+    report = index.sync(with_requests(written))
+    assert (report.embedded, report.requests_embedded) == (1, 2)
+    weather = next(c for c in cards if c.name == "get_weather")
+
+    def unit(v: list[float]) -> np.ndarray:
+        a = np.asarray(v, dtype=np.float32)
+        return a / np.linalg.norm(a)
+
+    q = unit(embed.get_query_embedding(query))  # type: ignore[attr-defined]
+    document = float(index._matrix[index._row[weather.id]] @ q)
+    nearest = max(float(unit(embed.get_text_embedding(t)) @ q) for t in written)  # type: ignore[attr-defined]
+    expected = (document + REQUEST_WEIGHT * nearest) / (1 + REQUEST_WEIGHT)
+    hits = {h.name: h for h in index.retrieve(query, k=5, strategy="dense")}
+    assert hits["get_weather"].similarity == pytest.approx(expected, abs=1e-3)
+    assert nearest > document  # the request is phrased like the question: the card rises
+    for card in cards:  # the cards without requests keep their document's cosine
+        if card.name != "get_weather" and card.name in hits:
+            plain = float(index._matrix[index._row[card.id]] @ q)
+            assert hits[card.name].similarity == pytest.approx(plain, abs=1e-3)
+
+    reopened = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    report = reopened.sync(with_requests(written))
+    assert (report.embedded, report.requests_embedded) == (0, 0)  # reopened without embedding
+    hit = next(
+        h for h in reopened.retrieve(query, k=5, strategy="dense") if h.name == "get_weather"
+    )
+    assert hit.similarity == pytest.approx(expected, abs=1e-3)
+    assert reopened.sync(with_requests(written[:1])).requests_embedded == 1  # a new version
+    assert reopened.sync(cards).requests_embedded == 0  # requests gone: their rows deleted
+    assert reopened._requests_table().count_rows() == 0 and not len(reopened._req_rows)
+    hit = next(
+        h for h in reopened.retrieve(query, k=5, strategy="dense") if h.name == "get_weather"
+    )
+    assert hit.similarity == pytest.approx(
+        float(reopened._matrix[reopened._row[weather.id]] @ q), abs=1e-3
+    )
 
 
 def test_deprecated_tools_are_not_retrieved(

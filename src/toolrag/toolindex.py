@@ -8,7 +8,10 @@ LanceDB's native full-text index over the same documents. ``hybrid`` fuses the t
 reciprocal rank; ``best`` adds to each card's cosine its BM25 score relative to the query's best
 BM25 match (weight ``BM25_WEIGHT``), which keeps the margins that rank fusion throws away, and
 splits requests that name several steps into sub-queries whose scores are added, so every
-step's tool is retrieved.
+step's tool is retrieved. A card's LLM-written requests (``ToolCard.synthetic``) get a vector
+each in a second table (``<table>_requests``): the card's cosine blends in its nearest request,
+so a question worded like a user's request finds the tool even when the description's words
+differ.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ Strategy = Literal["dense", "bm25", "hybrid", "best"]
 RRF_K = 60
 # Weight of the max-normalised BM25 score added to the cosine in ``best``.
 BM25_WEIGHT = 0.2
+# Weight of a card's nearest LLM-written request (``ToolCard.synthetic``) beside its document
+# in the card's cosine: (document + w * nearest request) / (1 + w).
+REQUEST_WEIGHT = 0.5
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolindex-bm25")
 # Explicit step markers split a request into steps; a bare "and" only when both sides are
 # clauses of their own (4+ words), so "base 10 and height 5" stays one request.
@@ -55,6 +61,9 @@ class ToolSyncReport(BaseModel):
     removed: int = 0
     unchanged: int = 0
     embedded: int = 0
+    requests_embedded: int = Field(
+        0, description="LLM-written requests embedded (cards' synthetic)."
+    )
 
 
 def _schema(dim: int) -> pa.Schema:
@@ -67,6 +76,13 @@ def _schema(dim: int) -> pa.Schema:
             pa.field("vector", pa.list_(pa.float32(), dim)),
         ]
     )
+
+
+def _unit_rows(table: pa.Table) -> np.ndarray:
+    """The table's vectors as a matrix of unit rows."""
+    flat = table.column("vector").combine_chunks().flatten().to_numpy()
+    matrix = flat.reshape(table.num_rows, -1).astype(np.float32)
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
 
 
 def _fts_covers(table: Any) -> bool:
@@ -104,6 +120,12 @@ class ToolIndex:
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
         self._matrix: np.ndarray = np.zeros((0, 0), dtype=np.float32)
+        # the cards' LLM-written requests, one unit vector each, grouped by card: the group of
+        # card row ``_req_rows[g]`` starts at ``_req_starts[g]``
+        self._requests: Any = None
+        self._req_matrix: np.ndarray = np.zeros((0, 0), dtype=np.float32)
+        self._req_starts: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._req_rows: np.ndarray = np.zeros(0, dtype=np.int64)
 
     # --- storage -------------------------------------------------------------------------------
     def _open(self) -> Any:
@@ -157,9 +179,72 @@ class ToolIndex:
             report.embedded += len(rows)
         if table is not None and (gone or todo or not _fts_covers(table)):
             table.create_index("text", config=FTS(), replace=True)
+        report.requests_embedded = self._sync_requests(wanted, batch_size)
         self.cards = wanted
         self._load_matrix()
         return report
+
+    def _requests_table(self) -> Any:
+        if self._requests is None:
+            try:
+                self._requests = self._db.open_table(f"{self.table_name}_requests")
+            except (ValueError, FileNotFoundError, RuntimeError):
+                return None
+        return self._requests
+
+    def _sync_requests(self, wanted: dict[str, ToolCard], batch_size: int) -> int:
+        """Keep one row per LLM-written request of each card (``ToolCard.synthetic``), stamped
+        with the card's hash: only a new or changed card's requests are embedded."""
+        table = self._requests_table()
+        stored: dict[str, str] = {}
+        if table is not None:
+            stored = {
+                r["id"]: r["hash"] for r in table.to_arrow().select(["id", "hash"]).to_pylist()
+            }
+        want = {i: c for i, c in wanted.items() if c.synthetic}
+        stale = [i for i, h in stored.items() if i not in want or want[i].content_hash() != h]
+        todo = [c for i, c in want.items() if stored.get(i) != c.content_hash()]
+        if table is not None:
+            for start in range(0, len(stale), 500):
+                ids = ", ".join(
+                    "'" + i.replace("'", "''") + "'" for i in stale[start : start + 500]
+                )
+                table.delete(f"id IN ({ids})")
+        rows = [(c, text) for c in todo for text in c.synthetic]
+        for start in range(0, len(rows), batch_size):
+            batch = rows[start : start + batch_size]
+            vectors = self.embed.get_text_embedding_batch([text for _, text in batch])
+            data = [
+                {"id": c.id, "name": c.name, "hash": c.content_hash(), "text": t, "vector": v}
+                for (c, t), v in zip(batch, vectors, strict=True)
+            ]
+            if table is None:
+                table = self._db.create_table(
+                    f"{self.table_name}_requests", schema=_schema(len(vectors[0]))
+                )
+                self._requests = table
+            table.add(data)
+        return len(rows)
+
+    def _load_requests(self) -> None:
+        """The active cards' request vectors, sorted by card row into contiguous groups."""
+        self._req_matrix = np.zeros((0, 0), dtype=np.float32)
+        self._req_starts = self._req_rows = np.zeros(0, dtype=np.int64)
+        table = self._requests_table() if self._db is not None else None
+        if table is None:
+            return
+        data = table.to_arrow().select(["id", "vector"])
+        owner = np.array(
+            [self._row.get(i, -1) for i in data.column("id").to_pylist()], dtype=np.int64
+        )
+        keep = np.flatnonzero(owner >= 0)
+        if not len(keep):
+            return
+        order = keep[np.argsort(owner[keep], kind="stable")]
+        owners = owner[order]
+        self._req_matrix = _unit_rows(data)[order]
+        self._req_starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+        self._req_rows = owners[self._req_starts]
 
     def _load_matrix(self) -> None:
         table = self._open()
@@ -172,10 +257,8 @@ class ToolIndex:
         keep = [n for n, i in enumerate(ids) if i in self.cards and not self.cards[i].deprecated_by]
         self._ids = [ids[n] for n in keep]
         self._row = {tid: n for n, tid in enumerate(self._ids)}
-        flat = data.column("vector").combine_chunks().flatten().to_numpy()
-        matrix = flat.reshape(len(ids), -1).astype(np.float32)[keep]
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        self._matrix = matrix / np.maximum(norms, 1e-12)
+        self._matrix = _unit_rows(data)[keep]
+        self._load_requests()
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -183,11 +266,18 @@ class ToolIndex:
     # --- retrieval -----------------------------------------------------------------------------
     def _cosines(self, query: str, embedding: Sequence[float] | None = None) -> np.ndarray:
         """Cosine of the query (or of its given ``embedding``) with every active card, in
-        ``self._ids`` order."""
+        ``self._ids`` order. A card with LLM-written requests blends in its nearest request:
+        (document + REQUEST_WEIGHT * request) / (1 + REQUEST_WEIGHT)."""
         if embedding is None:
             embedding = self.embed.get_query_embedding(query)
         q = np.asarray(embedding, dtype=np.float32)
-        return self._matrix @ (q / max(float(np.linalg.norm(q)), 1e-12))
+        q = q / max(float(np.linalg.norm(q)), 1e-12)
+        sims = self._matrix @ q
+        if len(self._req_rows):
+            nearest = np.maximum.reduceat(self._req_matrix @ q, self._req_starts)
+            rows = self._req_rows
+            sims[rows] = (sims[rows] + REQUEST_WEIGHT * nearest) / (1 + REQUEST_WEIGHT)
+        return sims
 
     def _top(self, sims: np.ndarray, pool: int) -> list[tuple[str, float]]:
         top = np.argpartition(-sims, min(pool, len(sims) - 1))[:pool]
