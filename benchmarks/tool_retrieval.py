@@ -6,7 +6,8 @@ ObjectIndex first. Writes JSON and prints a table.
 
 ``--synthetic`` adds ``dense+requests`` and ``best+requests``: the same strategies over the cards
 with the requests an LLM wrote for them (``toolrag tools synth --tools runs/bfcl/tools.json``),
-in a separate index; the JSON says how many cards have requests.
+one vector per request beside each card's document, in a separate index; the JSON says how many
+cards have requests.
 """
 
 from __future__ import annotations

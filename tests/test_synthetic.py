@@ -44,7 +44,6 @@ def test_requests_are_cached_per_card_version(cards: list[ToolCard], tmp_path: P
     assert store.fill(cards[:2]) == 2
     assert store.fill(cards[:2]) == 0 and llm.remaining == 1  # resumed: nothing to write
     weather = cards[0]
-    assert "Requests:" not in weather.document()
     reader = SyntheticQueries(tmp_path / "s.sqlite")  # no LLM: reads what any model wrote
     augmented = reader.augment(cards)
     assert augmented[0].synthetic == [
@@ -53,8 +52,10 @@ def test_requests_are_cached_per_card_version(cards: list[ToolCard], tmp_path: P
     ]
     assert augmented[1].synthetic == ["Swap 100 euros into yen"]
     assert augmented[2:] == cards[2:]  # nothing cached: unchanged
-    assert "Requests: Do I need an umbrella" in augmented[0].document()
-    assert augmented[0].content_hash() != weather.content_hash()  # the index embeds it again
+    # the document and its version stay: only the requests are embedded (one vector each)
+    assert augmented[0].document() == weather.document()
+    assert augmented[0].content_hash() == weather.content_hash()
+    assert augmented[0].requests_hash() != weather.requests_hash()
     changed = weather.model_copy(update={"description": weather.description + " Also hail."})
     assert reader.cached(changed) is None  # a new version of the card: new requests
     with pytest.raises(ConfigError, match="toolrag tools synth"):
@@ -62,14 +63,18 @@ def test_requests_are_cached_per_card_version(cards: list[ToolCard], tmp_path: P
     assert store.generate(changed) == ["Will it hail in Bergen?"]
     # the prompt shows the card's document, without requests written for an older version
     prompt = llm.prompts[-1][-1].content or ""
-    assert "Also hail." in prompt and "Requests: Do I need" not in prompt
+    assert "Also hail." in prompt and "Do I need" not in prompt
+    assert store.generate(augmented[0].model_copy(update={"synthetic": []})) == (
+        augmented[0].synthetic
+    )  # the key is the card's version, whatever requests it carries
 
 
 def test_synth_cli_then_eval_with_the_requests(tmp_path: Path) -> None:
     tools = tmp_path / "tools.json"
-    tools.write_text(json.dumps(json.loads((FIXTURES / "tools_small.json").read_text())[:2]))
+    pool = json.loads((FIXTURES / "tools_small.json").read_text())
+    tools.write_text(json.dumps([pool[0], pool[2]]))  # get_weather, send_email
     turns = tmp_path / "turns.json"
-    turns.write_text(json.dumps(["Will it snow in Denver?", "Turn 50 dollars into pesos"]))
+    turns.write_text(json.dumps(["Will it be sunny in Rome tomorrow?", "Tell Ana it will snow"]))
     env = {
         "TOOLRAG_LLM_PROVIDER": "scripted",
         "TOOLRAG_SCRIPTED_TURNS_FILE": str(turns),
@@ -79,15 +84,23 @@ def test_synth_cli_then_eval_with_the_requests(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "wrote requests for 2 card(s); 2 of 2 have them" in proc.stdout
     queries = tmp_path / "q.jsonl"
-    query = {"id": "a", "query": "Will it snow in Denver?", "expected_tools": ["get_weather"]}
+    query = {
+        "id": "a",
+        "query": "Tell Ana it will snow in Denver",
+        "expected_tools": ["send_email"],
+    }
     queries.write_text(json.dumps(query) + "\n")
-    proc = run_cli(
-        "eval", "tools", "--tools", str(tools), "--queries", str(queries), "--strategy", "bm25",
-        "--synthetic", "--json", "--misses", str(tmp_path / "m.jsonl"), env=env,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)
-    assert report["recall@1"] == 1.0  # "snow" and "Denver" are only in the written request
+    recall = {}
+    for flag in ("--synthetic", None):
+        proc = run_cli(
+            "eval", "tools", "--tools", str(tools), "--queries", str(queries),
+            "--strategy", "dense", "--json", "--misses", str(tmp_path / "m.jsonl"),
+            *([flag] if flag else []), env=env,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        recall[flag] = json.loads(proc.stdout)["recall@1"]
+    # "snow in Denver" reads like weather; the request written for send_email wins it back
+    assert recall == {"--synthetic": 1.0, None: 0.0}
 
 
 def test_the_toolbox_indexes_the_requests_written_for_its_tools(tmp_path: Path) -> None:
@@ -100,6 +113,7 @@ def test_the_toolbox_indexes_the_requests_written_for_its_tools(tmp_path: Path) 
     card = Toolbox(settings).cards()[0]
     store = SyntheticQueries(settings.synthetic_db, ScriptedLLM(["Which sheets show the lobby?"]))
     store.generate(card)
-    indexed = Toolbox(settings).tool_index.cards[card.id]
-    assert indexed.synthetic == ["Which sheets show the lobby?"]
-    assert "Requests: Which sheets show the lobby?" in indexed.document()
+    index = Toolbox(settings).tool_index
+    assert index.cards[card.id].synthetic == ["Which sheets show the lobby?"]
+    rows = index._requests_table().to_arrow().select(["id", "text"]).to_pylist()
+    assert rows == [{"id": card.id, "text": "Which sheets show the lobby?"}]

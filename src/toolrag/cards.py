@@ -67,8 +67,9 @@ class ToolCard(BaseModel):
     examples: list[str] = Field(default_factory=list, description="Example user requests.")
     synthetic: list[str] = Field(
         default_factory=list,
-        description="LLM-written requests (toolrag.synthetic): indexed for retrieval only, "
-        "never used as router examples or counted by lint.",
+        description="LLM-written requests (toolrag.synthetic): indexed for retrieval only, one "
+        "vector each beside the document (not in it), never used as router examples or counted "
+        "by lint.",
     )
     side_effect: SideEffect = "read"
     version: str = "1"
@@ -97,25 +98,29 @@ class ToolCard(BaseModel):
     def document(self) -> str:
         """The enriched text a tool is retrieved by: the name in words, the description, the
         parameters (names in words, descriptions, allowed values, nested fields), the example
-        queries, the LLM-written requests and the tags."""
+        queries and the tags. LLM-written requests stay out of it: pasted in, they blur the
+        description (BFCL R@1 0.665 -> 0.622); the ToolIndex gives each its own vector."""
         lines = [f"{split_name(self.name)} ({self.name})", self.description.strip()]
         params = _parameter_lines(self.parameters.get("properties"))
         if params:
             lines.append("Parameters: " + "; ".join(params))
         if self.examples:
             lines.append("Examples: " + " | ".join(self.examples))
-        if self.synthetic:
-            lines.append("Requests: " + " | ".join(self.synthetic))
         if self.tags:
             lines.append("Tags: " + ", ".join(self.tags))
         return "\n".join(x for x in lines if x)
 
     def content_hash(self) -> str:
-        # what retrieval and lint read; execution limits (timeout, sensitive) do not re-embed
-        fields = self.model_dump(mode="json", exclude={"timeout_s", "sensitive"})
-        if not fields["synthetic"]:  # a card without them keeps the hash it had before the field
-            del fields["synthetic"]
+        """The card's version as the document and lint read it: execution limits (timeout,
+        sensitive) and LLM-written requests (``requests_hash``) do not re-embed the document."""
+        fields = self.model_dump(mode="json", exclude={"timeout_s", "sensitive", "synthetic"})
         payload = json.dumps([DOCUMENT_FORMAT, fields], sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def requests_hash(self) -> str:
+        """The version of the card's LLM-written requests (and of the card they were written
+        for): their vectors are embedded again when it changes."""
+        payload = json.dumps([self.content_hash(), self.synthetic])
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

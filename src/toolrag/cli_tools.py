@@ -106,8 +106,9 @@ def tools_synth(
     """Have the LLM write example requests for every card that has none cached.
 
     The requests are kept per card version and model in the state folder's synthetic.sqlite;
-    a re-run goes on where it stopped. `toolrag eval tools --synthetic` indexes them with the
-    cards. One LLM call per card: with the local model, about 5-10 s each.
+    a re-run goes on where it stopped. `toolrag eval tools --synthetic` indexes them beside the
+    cards (one vector per request). One LLM call per card: with the local model, about 5-10 s
+    each.
     """
     from rich.progress import Progress
 

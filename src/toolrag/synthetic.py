@@ -2,8 +2,8 @@
 
 A tool pool brought from elsewhere (a JSON tool list, an OpenAPI document) rarely has example
 requests, and a user's request seldom uses the words of a tool's description. An LLM reads each
-card and writes a few requests it answers; the ToolIndex indexes them with the card
-(``ToolCard.synthetic``, the "Requests:" line of its document).
+card and writes a few requests it answers; the ToolIndex gives each its own vector beside the
+card's document (``ToolCard.synthetic``), and a question close to one of them lifts the card.
 
 Generation is slow on a laptop (one LLM call per card), so every answer is kept in SQLite,
 keyed by the card's content hash (its version: a changed description writes new requests) and
@@ -86,8 +86,8 @@ class SyntheticQueries:
 
     @staticmethod
     def _key(card: ToolCard) -> str:
-        """The card's version without any requests written for it."""
-        return card.model_copy(update={"synthetic": []}).content_hash()
+        """The card's version (any requests written for it do not count)."""
+        return card.content_hash()
 
     # this store's model, or any model when it has none; the latest row wins
     _MODEL = "model = coalesce(?, model) ORDER BY rowid"
@@ -119,13 +119,12 @@ class SyntheticQueries:
                 f"No requests are cached for {card.name} and no LLM was given to write them.",
                 hint="Run `toolrag tools synth --tools FILE` first.",
             )
-        base = card.model_copy(update={"synthetic": []})
-        prompt = PROMPT.format(document=base.document(), n=self.per_card)
+        prompt = PROMPT.format(document=card.document(), n=self.per_card)
         requests = parse_requests(self.llm.complete(prompt).text, self.per_card, card.name)
         with self._db() as db:
             db.execute(
                 "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?)",
-                (base.content_hash(), self.model, card.name, json.dumps(requests)),
+                (card.content_hash(), self.model, card.name, json.dumps(requests)),
             )
         return requests
 

@@ -194,7 +194,7 @@ class ToolIndex:
 
     def _sync_requests(self, wanted: dict[str, ToolCard], batch_size: int) -> int:
         """Keep one row per LLM-written request of each card (``ToolCard.synthetic``), stamped
-        with the card's hash: only a new or changed card's requests are embedded."""
+        with ``ToolCard.requests_hash``: only new or changed requests are embedded."""
         table = self._requests_table()
         stored: dict[str, str] = {}
         if table is not None:
@@ -202,8 +202,8 @@ class ToolIndex:
                 r["id"]: r["hash"] for r in table.to_arrow().select(["id", "hash"]).to_pylist()
             }
         want = {i: c for i, c in wanted.items() if c.synthetic}
-        stale = [i for i, h in stored.items() if i not in want or want[i].content_hash() != h]
-        todo = [c for i, c in want.items() if stored.get(i) != c.content_hash()]
+        stale = [i for i, h in stored.items() if i not in want or want[i].requests_hash() != h]
+        todo = [c for i, c in want.items() if stored.get(i) != c.requests_hash()]
         if table is not None:
             for start in range(0, len(stale), 500):
                 ids = ", ".join(
@@ -215,7 +215,7 @@ class ToolIndex:
             batch = rows[start : start + batch_size]
             vectors = self.embed.get_text_embedding_batch([text for _, text in batch])
             data = [
-                {"id": c.id, "name": c.name, "hash": c.content_hash(), "text": t, "vector": v}
+                {"id": c.id, "name": c.name, "hash": c.requests_hash(), "text": t, "vector": v}
                 for (c, t), v in zip(batch, vectors, strict=True)
             ]
             if table is None:
