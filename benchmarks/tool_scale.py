@@ -158,11 +158,12 @@ def main() -> None:
         shutil.rmtree(args.index_dir, ignore_errors=True)
     index = ToolIndex(args.index_dir, embed, table="scale")
     stored = index._open()
-    smaller = [n for n in sizes if len(bfcl_cards) <= n < (stored.count_rows() if stored else 0)]
+    n_stored = stored.count_rows() if stored is not None else 0
+    smaller = [n for n in sizes if len(bfcl_cards) <= n < n_stored]
     if smaller:
         # the nested pools share one table, and a sync to a smaller pool deletes the rest
         raise SystemExit(
-            f"--reuse: the stored index holds {stored.count_rows()} tools and size(s) "
+            f"--reuse: the stored index holds {n_stored} tools and size(s) "
             f"{', '.join(map(str, smaller))} would prune it (re-embedding the rest later). "
             "Run only sizes at least as large, or give these sizes another --index-dir."
         )

@@ -124,7 +124,7 @@ class SyntheticQueries:
         with self._db() as db:
             db.execute(
                 "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?)",
-                (card.content_hash(), self.model, card.name, json.dumps(requests)),
+                (self._key(card), self.model, card.name, json.dumps(requests)),
             )
         return requests
 

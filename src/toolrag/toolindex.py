@@ -85,6 +85,13 @@ def _unit_rows(table: pa.Table) -> np.ndarray:
     return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
 
 
+def _delete_ids(table: Any, ids: Sequence[str]) -> None:
+    """Delete the rows of these ids, 500 to a statement."""
+    for start in range(0, len(ids), 500):
+        quoted = ", ".join("'" + i.replace("'", "''") + "'" for i in ids[start : start + 500])
+        table.delete(f"id IN ({quoted})")
+
+
 def _fts_covers(table: Any) -> bool:
     """Whether the full-text index exists and covers every row (a sync stopped between its
     embedding batches and the index rebuild leaves rows the index does not know)."""
@@ -155,12 +162,7 @@ class ToolIndex:
         report.added = len(todo) - report.updated
         report.unchanged = len(wanted) - len(todo)
         if table is not None and (gone or todo):
-            stale = gone + [c.id for c in todo if c.id in stored]
-            for start in range(0, len(stale), 500):
-                ids = ", ".join(
-                    "'" + i.replace("'", "''") + "'" for i in stale[start : start + 500]
-                )
-                table.delete(f"id IN ({ids})")
+            _delete_ids(table, gone + [c.id for c in todo if c.id in stored])
         # Shortest documents first: each embedding batch pads to its longest text, so batches
         # of similar lengths embed about 1.5x faster than the cards' own order.
         todo.sort(key=lambda c: len(c.document()))
@@ -201,22 +203,21 @@ class ToolIndex:
             stored = {
                 r["id"]: r["hash"] for r in table.to_arrow().select(["id", "hash"]).to_pylist()
             }
-        want = {i: c for i, c in wanted.items() if c.synthetic}
-        stale = [i for i, h in stored.items() if i not in want or want[i].requests_hash() != h]
-        todo = [c for i, c in want.items() if stored.get(i) != c.requests_hash()]
+        want = {i: c.requests_hash() for i, c in wanted.items() if c.synthetic}
         if table is not None:
-            for start in range(0, len(stale), 500):
-                ids = ", ".join(
-                    "'" + i.replace("'", "''") + "'" for i in stale[start : start + 500]
-                )
-                table.delete(f"id IN ({ids})")
-        rows = [(c, text) for c in todo for text in c.synthetic]
+            _delete_ids(table, [i for i, h in stored.items() if want.get(i) != h])
+        rows = [
+            (wanted[i], h, text)
+            for i, h in want.items()
+            if stored.get(i) != h
+            for text in wanted[i].synthetic
+        ]
         for start in range(0, len(rows), batch_size):
             batch = rows[start : start + batch_size]
-            vectors = self.embed.get_text_embedding_batch([text for _, text in batch])
+            vectors = self.embed.get_text_embedding_batch([text for _, _, text in batch])
             data = [
-                {"id": c.id, "name": c.name, "hash": c.requests_hash(), "text": t, "vector": v}
-                for (c, t), v in zip(batch, vectors, strict=True)
+                {"id": c.id, "name": c.name, "hash": h, "text": t, "vector": v}
+                for (c, h, t), v in zip(batch, vectors, strict=True)
             ]
             if table is None:
                 table = self._db.create_table(
