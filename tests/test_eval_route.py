@@ -131,3 +131,13 @@ def test_eval_route_resumes_from_its_records(tmp_path: Path) -> None:
     }
     redone = [json.loads(line)["id"] for line in records.read_text().splitlines()]
     assert redone == ["q1", "q2", "q3", "q4", "q5", "q1"]
+
+    # The prompt q2 was routed with differs from today's (another tool format, other examples,
+    # a changed repair template): only q2 is routed again.
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    assert all(len(r["prompt"]) == 16 for r in lines)
+    lines[1]["prompt"] = "0" * 16
+    records.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    run(REPLIES[1:2])
+    redone = [json.loads(line)["id"] for line in records.read_text().splitlines()]
+    assert redone == ["q1", "q2", "q3", "q4", "q5", "q1", "q2"]

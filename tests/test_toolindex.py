@@ -17,7 +17,14 @@ from toolrag.cli import app
 from toolrag.embeddings import make_embedding
 from toolrag.errors import InputError
 from toolrag.evaluation.retrieval import RetrievalQuery, evaluate
-from toolrag.toolindex import BM25_WEIGHT, REQUEST_WEIGHT, ToolIndex, sub_queries
+from toolrag.toolindex import (
+    BM25_WEIGHT,
+    HUB_K,
+    HUB_WEIGHT,
+    REQUEST_WEIGHT,
+    ToolIndex,
+    sub_queries,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -183,6 +190,42 @@ def test_written_requests_are_indexed_one_vector_each(
     )
     assert hit.similarity == pytest.approx(
         float(reopened._matrix[reopened._row[weather.id]] @ q), abs=1e-3
+    )
+
+
+def test_cards_near_many_written_requests_are_ranked_down(
+    cards: list[ToolCard], embed: object, tmp_path: Path
+) -> None:
+    """CSLS: a card ranks by its cosine less HUB_WEIGHT x its document's mean cosine with its
+    HUB_K nearest written requests of the pool; the similarity it reports stays the cosine."""
+    written = {
+        c.name: [f"Please {split_name(c.name)} for me.", "Can you take care of it?"] for c in cards
+    }
+    augmented = [c.model_copy(update={"synthetic": written[c.name]}) for c in cards]
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(cards)
+    assert not index._penalty.any()  # no written requests: no correction
+    index.sync(augmented)
+    requests = np.array(
+        [embed.get_text_embedding(t) for c in augmented for t in c.synthetic]  # type: ignore[attr-defined]
+    )
+    requests /= np.linalg.norm(requests, axis=1, keepdims=True)
+    penalty = {}
+    for card in augmented:
+        nearest = np.sort(requests @ index._matrix[index._row[card.id]])[
+            -min(HUB_K, len(requests)) :
+        ]
+        penalty[card.name] = HUB_WEIGHT * float(nearest.mean())
+        assert index._penalty[index._row[card.id]] == pytest.approx(penalty[card.name], abs=1e-4)
+
+    hits = index.retrieve("Send the report", k=len(cards), strategy="dense")
+    adjusted = [h.similarity - penalty[h.name] for h in hits]  # type: ignore[operator]
+    assert adjusted == sorted(adjusted, reverse=True)
+    raw = [h.similarity for h in hits]
+    assert raw != sorted(raw, reverse=True)  # the correction reordered this query's cards
+    hub = max(penalty, key=penalty.__getitem__)
+    assert [h.name for h in hits].index(hub) > sorted(raw, reverse=True).index(
+        next(h.similarity for h in hits if h.name == hub)
     )
 
 

@@ -11,7 +11,10 @@ splits requests that name several steps into sub-queries whose scores are added,
 step's tool is retrieved. A card's LLM-written requests (``ToolCard.synthetic``) get a vector
 each in a second table (``<table>_requests``): the card's cosine blends in its nearest request,
 so a question worded like a user's request finds the tool even when the description's words
-differ.
+differ. The written requests also serve as a sample of the questions the pool will be asked:
+a card whose document sits close to many of them (a "hub", near every question) is ranked down
+by half its mean cosine with its ``HUB_K`` nearest requests, the CSLS correction of Conneau et
+al. (2018), so a generic tool stops crowding out the specific one a question names.
 """
 
 from __future__ import annotations
@@ -38,6 +41,12 @@ BM25_WEIGHT = 0.2
 # Weight of a card's nearest LLM-written request (``ToolCard.synthetic``) beside its document
 # in the card's cosine: (document + w * nearest request) / (1 + w).
 REQUEST_WEIGHT = 0.5
+# Hubness correction (CSLS): a card's ranking score is its cosine minus HUB_WEIGHT times the
+# mean cosine of its document with its HUB_K nearest written requests of the whole pool (at
+# most HUB_SAMPLE requests, taken evenly). Both are CSLS's published settings, not tuned here.
+HUB_K = 10
+HUB_WEIGHT = 0.5
+HUB_SAMPLE = 10_000
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolindex-bm25")
 # Explicit step markers split a request into steps; a bare "and" only when both sides are
 # clauses of their own (4+ words), so "base 10 and height 5" stays one request.
@@ -92,6 +101,19 @@ def _delete_ids(table: Any, ids: Sequence[str]) -> None:
         table.delete(f"id IN ({quoted})")
 
 
+def _hubness(documents: np.ndarray, requests: np.ndarray, chunk: int = 512) -> np.ndarray:
+    """Each document's mean cosine with its ``HUB_K`` nearest requests (rows are unit vectors),
+    over at most ``HUB_SAMPLE`` requests taken evenly, in chunks of documents to bound memory."""
+    if len(requests) > HUB_SAMPLE:
+        requests = requests[np.linspace(0, len(requests) - 1, HUB_SAMPLE).astype(np.int64)]
+    k = min(HUB_K, len(requests))
+    out = np.zeros(len(documents), dtype=np.float32)
+    for start in range(0, len(documents), chunk):
+        sims = documents[start : start + chunk] @ requests.T
+        out[start : start + chunk] = np.partition(sims, -k, axis=1)[:, -k:].mean(axis=1)
+    return out
+
+
 def _fts_covers(table: Any) -> bool:
     """Whether the full-text index exists and covers every row (a sync stopped between its
     embedding batches and the index rebuild leaves rows the index does not know)."""
@@ -133,6 +155,9 @@ class ToolIndex:
         self._req_matrix: np.ndarray = np.zeros((0, 0), dtype=np.float32)
         self._req_starts: np.ndarray = np.zeros(0, dtype=np.int64)
         self._req_rows: np.ndarray = np.zeros(0, dtype=np.int64)
+        # each card's hub penalty (HUB_WEIGHT x its mean cosine with its nearest requests),
+        # zero while the pool has no written requests
+        self._penalty: np.ndarray = np.zeros(0, dtype=np.float32)
 
     # --- storage -------------------------------------------------------------------------------
     def _open(self) -> Any:
@@ -231,6 +256,7 @@ class ToolIndex:
         """The active cards' request vectors, sorted by card row into contiguous groups."""
         self._req_matrix = np.zeros((0, 0), dtype=np.float32)
         self._req_starts = self._req_rows = np.zeros(0, dtype=np.int64)
+        self._penalty = np.zeros(len(self._ids), dtype=np.float32)
         table = self._requests_table() if self._db is not None else None
         if table is None:
             return
@@ -246,12 +272,14 @@ class ToolIndex:
         self._req_matrix = _unit_rows(data)[order]
         self._req_starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
         self._req_rows = owners[self._req_starts]
+        self._penalty = HUB_WEIGHT * _hubness(self._matrix, self._req_matrix)
 
     def _load_matrix(self) -> None:
         table = self._open()
         if table is None:
             self._ids, self._matrix = [], np.zeros((0, 0), dtype=np.float32)
             self._row = {}
+            self._penalty = np.zeros(0, dtype=np.float32)
             return
         data = table.to_arrow().select(["id", "vector"])
         ids = data.column("id").to_pylist()
@@ -281,8 +309,10 @@ class ToolIndex:
         return sims
 
     def _top(self, sims: np.ndarray, pool: int) -> list[tuple[str, float]]:
-        top = np.argpartition(-sims, min(pool, len(sims) - 1))[:pool]
-        top = top[np.argsort(-sims[top])]
+        """The ``pool`` cards of highest cosine less their hub penalty, with their cosines."""
+        ranked = sims - self._penalty
+        top = np.argpartition(-ranked, min(pool, len(ranked) - 1))[:pool]
+        top = top[np.argsort(-ranked[top])]
         return [(self._ids[i], float(sims[i])) for i in top]
 
     def _dense(
@@ -300,7 +330,7 @@ class ToolIndex:
         try:
             found = (
                 table.search(" ".join(terms), query_type="fts", fts_columns="text")
-                .select(["id"])
+                .select(["id", "_score"])
                 .limit(pool * 2)
                 .to_arrow()  # columns, not a dict per row: about 2 ms less at 10k tools
             )
@@ -338,16 +368,14 @@ class ToolIndex:
             return {}, {}
         sparse = _POOL.submit(self._bm25, query, pool)
         cosines = self._cosines(query, embedding)
-        ranking = self._top(cosines, pool)
-        sims = dict(ranking)
-        scores = dict(ranking)
+        sims = dict(self._top(cosines, pool))
         lexical = sparse.result()
+        for tid, _ in lexical:
+            sims.setdefault(tid, float(cosines[self._row[tid]]))
+        scores = {tid: sim - float(self._penalty[self._row[tid]]) for tid, sim in sims.items()}
         best = max((s for _, s in lexical), default=0.0)
         if best > 0:
             for tid, s in lexical:
-                if tid not in sims:
-                    sims[tid] = float(cosines[self._row[tid]])
-                    scores[tid] = sims[tid]
                 scores[tid] += BM25_WEIGHT * s / best
         return scores, sims
 

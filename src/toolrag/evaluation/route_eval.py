@@ -32,7 +32,7 @@ from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
-from llama_index.core.tools import FunctionTool, ToolMetadata
+from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
 from pydantic import BaseModel, Field
 
 from toolrag.cards import ToolCard
@@ -40,7 +40,7 @@ from toolrag.errors import InputError
 from toolrag.evaluation.baselines import _schema_model
 from toolrag.routing import Example, ExampleStore, Router, ToolCallSpec
 from toolrag.routing.examples import question_example
-from toolrag.routing.router import INSTRUCTIONS, ExampleMode
+from toolrag.routing.router import INSTRUCTIONS, REPAIR, ExampleMode
 from toolrag.toolindex import ToolIndex
 
 NONE = "(none)"
@@ -214,6 +214,15 @@ def setup_fingerprint(
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def prompt_key(router: Router, question: str, offer: Sequence[BaseTool]) -> str:
+    """The hash of the exact prompt ``router`` sends for ``question`` over ``offer`` (tool
+    blocks, chosen examples, instructions) and of its repair template: a recorded decision is
+    reused only when today's router would send the same prompt."""
+    chosen = router.choose_examples(question, [t.metadata.get_name() for t in offer])
+    text = router.prompt(question, offer, [e for _, e in chosen])
+    return hashlib.sha256(f"{REPAIR}\0{text}".encode()).hexdigest()[:16]
+
+
 def _load_records(path: Path | None, fingerprint: str) -> dict[tuple[str, str], dict[str, Any]]:
     if path is None or not path.is_file():
         return {}
@@ -255,12 +264,22 @@ def run_route_eval(
     store.seed(cards)
     store.add_many(examples, strict=False)
     routers = {mode: Router(llm, store, mode=mode, k_examples=k_examples) for mode in modes}
-    # A recorded decision is reused only where today's retrieval offers the same tools: a
-    # change in retrieval re-routes exactly the questions whose offer changed.
+    # A recorded decision is reused only where today's retrieval offers the same tools and
+    # today's router would send the same prompt: a change in retrieval, in the examples chosen
+    # or in the prompt's format re-routes exactly the questions it touches. (Records written
+    # before prompts were hashed carry no "prompt" and are checked on the offer alone.)
     offers = {q.id: [tools[h.name] for h in index.retrieve(q.query, k=k_tools)] for q in queries}
+    prompts = {
+        (m, q.id): prompt_key(routers[m], q.query, offers[q.id]) for q in queries for m in modes
+    }
     for key, rec in list(done.items()):
         offer = offers.get(key[1])
-        if offer is None or rec.get("offered") != [t.metadata.get_name() for t in offer]:
+        if (
+            offer is None
+            or key not in prompts
+            or rec.get("offered") != [t.metadata.get_name() for t in offer]
+            or rec.get("prompt", prompts[key]) != prompts[key]
+        ):
             del done[key]
     total = len(queries) * len(modes)
     count = sum((m, q.id) in done for q in queries for m in modes)
@@ -282,6 +301,7 @@ def run_route_eval(
                 "mode": mode,
                 "id": q.id,
                 "offered": [t.metadata.get_name() for t in offer],
+                "prompt": prompts[(mode, q.id)],
                 "calls": [c.model_dump(mode="json") for c in calls],
                 "valid": result.valid,
                 "repaired": result.repaired,
