@@ -337,8 +337,7 @@ class ToolIndex:
         except (ValueError, RuntimeError):
             return []
         ids = found.column("id").to_pylist()
-        scores = found.column("_score").to_pylist() if "_score" in found.column_names else []
-        scores = scores or [0.0] * len(ids)
+        scores = found.column("_score").to_pylist()  # selected above, so always there
         return [(i, float(s)) for i, s in zip(ids, scores, strict=True) if i in self._row][:pool]
 
     def _fused(
