@@ -6,8 +6,9 @@ ObjectIndex first. Writes JSON and prints a table.
 
 ``--synthetic`` adds ``dense+requests`` and ``best+requests``: the same strategies over the cards
 with the requests an LLM wrote for them (``toolrag tools synth --tools runs/bfcl/tools.json``),
-one vector per request beside each card's document, in a separate index; the JSON says how many
-cards have requests.
+one vector per request beside each card's document, in a separate index, which also learns its
+query adapter from them; the JSON says how many cards have requests and how the adapter did on
+the requests it held out.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from toolrag.embeddings import make_embedding
 from toolrag.evaluation.retrieval import load_queries
 from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_eval
 from toolrag.synthetic import SyntheticQueries
+from toolrag.toolindex import ToolIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,7 +61,7 @@ def main() -> None:
     reports = run_tool_eval(
         cards, queries, args.strategies.split(","), embed, index_dir=args.index_dir
     )
-    covered = None
+    covered = adapter = None
     if args.synthetic is not None:
         augmented = SyntheticQueries(args.synthetic).augment(cards)
         covered = sum(bool(c.synthetic) for c in augmented)
@@ -69,6 +71,14 @@ def main() -> None:
         ):
             report.strategy = f"{report.strategy}+requests"
             reports.append(report)
+        index = ToolIndex(index_dir, embed)
+        index.sync(augmented)  # reopens: nothing embedded or fitted again
+        if index.adapter is not None:
+            adapter = {
+                "holdout_top1_identity": index.adapter.holdout_before,
+                "holdout_top1_adapted": index.adapter.holdout_after,
+                "epochs": index.adapter.epochs,
+            }
     rows = [r.as_json() for r in reports]
     result = {
         "benchmark": "tool_retrieval",
@@ -77,6 +87,7 @@ def main() -> None:
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "seconds": round(time.perf_counter() - t0, 1),
         "cards_with_requests": covered,
+        "query_adapter": adapter,
         "results": rows,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

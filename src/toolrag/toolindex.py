@@ -14,11 +14,16 @@ so a question worded like a user's request finds the tool even when the descript
 differ. The written requests also serve as a sample of the questions the pool will be asked:
 a card whose document sits close to many of them (a "hub", near every question) is ranked down
 by half its mean cosine with its ``HUB_K`` nearest requests, the CSLS correction of Conneau et
-al. (2018), so a generic tool stops crowding out the specific one a question names.
+al. (2018), so a generic tool stops crowding out the specific one a question names. With
+enough written requests the index also learns a linear query adapter from them
+(:mod:`toolrag.query_adapter`, saved beside the table and fitted again only when the cards or
+their requests change): questions are ranked against the documents in the adapted space, while
+the similarity reported (and the floor) stays the plain cosine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +38,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import BaseModel, Field
 
 from toolrag.cards import ToolCard
+from toolrag.query_adapter import QueryAdapter, adapter_key, fit_query_adapter
 
 Strategy = Literal["dense", "bm25", "hybrid", "best"]
 RRF_K = 60
@@ -158,6 +164,9 @@ class ToolIndex:
         # each card's hub penalty (HUB_WEIGHT x its mean cosine with its nearest requests),
         # zero while the pool has no written requests
         self._penalty: np.ndarray = np.zeros(0, dtype=np.float32)
+        # learned from the written requests when there are enough of them (None: identity)
+        self.adapter: QueryAdapter | None = None
+        self._card_hashes: list[str] = []
 
     # --- storage -------------------------------------------------------------------------------
     def _open(self) -> Any:
@@ -257,10 +266,11 @@ class ToolIndex:
         self._req_matrix = np.zeros((0, 0), dtype=np.float32)
         self._req_starts = self._req_rows = np.zeros(0, dtype=np.int64)
         self._penalty = np.zeros(len(self._ids), dtype=np.float32)
+        self.adapter = None
         table = self._requests_table() if self._db is not None else None
         if table is None:
             return
-        data = table.to_arrow().select(["id", "vector"])
+        data = table.to_arrow().select(["id", "hash", "vector"])
         owner = np.array(
             [self._row.get(i, -1) for i in data.column("id").to_pylist()], dtype=np.int64
         )
@@ -273,6 +283,22 @@ class ToolIndex:
         self._req_starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
         self._req_rows = owners[self._req_starts]
         self._penalty = HUB_WEIGHT * _hubness(self._matrix, self._req_matrix)
+        key = adapter_key(
+            zip(self._ids, self._card_hashes, strict=True),
+            zip(
+                data.column("id").take(keep).to_pylist(),
+                data.column("hash").take(keep).to_pylist(),
+                strict=True,
+            ),
+        )
+        path = self.index_dir / f"{self.table_name}_adapter.npz"
+        self.adapter = QueryAdapter.load(path, key)
+        if self.adapter is None:
+            self.adapter = fit_query_adapter(self._matrix, self._req_matrix, owners, key)
+            if self.adapter is not None:
+                # a read-only index keeps the adapter in memory only
+                with contextlib.suppress(OSError):
+                    self.adapter.save(path)
 
     def _load_matrix(self) -> None:
         table = self._open()
@@ -280,11 +306,14 @@ class ToolIndex:
             self._ids, self._matrix = [], np.zeros((0, 0), dtype=np.float32)
             self._row = {}
             self._penalty = np.zeros(0, dtype=np.float32)
+            self.adapter = None
             return
-        data = table.to_arrow().select(["id", "vector"])
+        data = table.to_arrow().select(["id", "hash", "vector"])
         ids = data.column("id").to_pylist()
         keep = [n for n, i in enumerate(ids) if i in self.cards and not self.cards[i].deprecated_by]
         self._ids = [ids[n] for n in keep]
+        hashes = data.column("hash").to_pylist()
+        self._card_hashes = [hashes[n] for n in keep]
         self._row = {tid: n for n, tid in enumerate(self._ids)}
         self._matrix = _unit_rows(data)[keep]
         self._load_requests()
@@ -293,24 +322,29 @@ class ToolIndex:
         return len(self._ids)
 
     # --- retrieval -----------------------------------------------------------------------------
-    def _cosines(self, query: str, embedding: Sequence[float] | None = None) -> np.ndarray:
-        """Cosine of the query (or of its given ``embedding``) with every active card, in
-        ``self._ids`` order. A card with LLM-written requests blends in its nearest request:
-        (document + REQUEST_WEIGHT * request) / (1 + REQUEST_WEIGHT)."""
+    def _cosines(
+        self, query: str, embedding: Sequence[float] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """For every active card, in ``self._ids`` order: its ranking score and its cosine with
+        the query (or with its given ``embedding``). A card with LLM-written requests blends in
+        its nearest request: (document + REQUEST_WEIGHT * request) / (1 + REQUEST_WEIGHT). The
+        ranking score uses the adapted query for the document and subtracts the hub penalty."""
         if embedding is None:
             embedding = self.embed.get_query_embedding(query)
         q = np.asarray(embedding, dtype=np.float32)
         q = q / max(float(np.linalg.norm(q)), 1e-12)
         sims = self._matrix @ q
+        ranked = sims if self.adapter is None else self._matrix @ self.adapter.apply(q)
         if len(self._req_rows):
-            nearest = np.maximum.reduceat(self._req_matrix @ q, self._req_starts)
+            nearest = REQUEST_WEIGHT * np.maximum.reduceat(self._req_matrix @ q, self._req_starts)
             rows = self._req_rows
-            sims[rows] = (sims[rows] + REQUEST_WEIGHT * nearest) / (1 + REQUEST_WEIGHT)
-        return sims
+            sims[rows] = (sims[rows] + nearest) / (1 + REQUEST_WEIGHT)
+            if self.adapter is not None:
+                ranked[rows] = (ranked[rows] + nearest) / (1 + REQUEST_WEIGHT)
+        return ranked - self._penalty, sims
 
-    def _top(self, sims: np.ndarray, pool: int) -> list[tuple[str, float]]:
-        """The ``pool`` cards of highest cosine less their hub penalty, with their cosines."""
-        ranked = sims - self._penalty
+    def _top(self, ranked: np.ndarray, sims: np.ndarray, pool: int) -> list[tuple[str, float]]:
+        """The ``pool`` cards of highest ranking score, with their cosines."""
         top = np.argpartition(-ranked, min(pool, len(ranked) - 1))[:pool]
         top = top[np.argsort(-ranked[top])]
         return [(self._ids[i], float(sims[i])) for i in top]
@@ -320,7 +354,7 @@ class ToolIndex:
     ) -> list[tuple[str, float]]:
         if not self._ids:
             return []
-        return self._top(self._cosines(query, embedding), pool)
+        return self._top(*self._cosines(query, embedding), pool)
 
     def _bm25(self, query: str, pool: int) -> list[tuple[str, float]]:
         table = self._open()
@@ -366,12 +400,12 @@ class ToolIndex:
         if not self._ids:
             return {}, {}
         sparse = _POOL.submit(self._bm25, query, pool)
-        cosines = self._cosines(query, embedding)
-        sims = dict(self._top(cosines, pool))
+        ranked, cosines = self._cosines(query, embedding)
+        sims = dict(self._top(ranked, cosines, pool))
         lexical = sparse.result()
         for tid, _ in lexical:
             sims.setdefault(tid, float(cosines[self._row[tid]]))
-        scores = {tid: sim - float(self._penalty[self._row[tid]]) for tid, sim in sims.items()}
+        scores = {tid: float(ranked[self._row[tid]]) for tid in sims}
         best = max((s for _, s in lexical), default=0.0)
         if best > 0:
             for tid, s in lexical:
