@@ -188,3 +188,57 @@ def test_toolbox_index_copies_sample_subset(tmp_path: Path) -> None:
     tb = Toolbox(Settings(data_dir=data, index_dir=tmp_path / "ix"))
     reports = tb.index(content_types=["schedules"])
     assert reports[0].rows_total > 12 * 8 and not reports[0].errors
+
+
+def test_outline_lists_titles_and_headings_once(
+    corpus: Path, tmp_path: Path, embed: object
+) -> None:
+    write_doc(
+        corpus,
+        "P-3",
+        "P-3-SPEC",
+        "# Section 03 37 13 Shotcrete\n\n## 1. General\n\nText.\n\n## 2.1 Shotcrete Strength\n\n"
+        "4,000 psi.\n\n## 2.\n\n## 1. General\n",
+        doc_type="specification",
+        title="Shotcrete Specification - Pool",
+    )
+    index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
+    assert index.outline() == []  # nothing indexed yet
+    index.sync(DocumentLoader(corpus))
+    outline = index.outline()
+    assert outline[:3] == ["P-1-CTR", "P-1-RFI", "P-2-CTR"]  # titles, by document
+    assert outline[3:] == [
+        "Shotcrete Specification - Pool",
+        "Section 03 37 13 Shotcrete",
+        "General",  # numbering dropped, repeats and bare numbers left out
+        "Shotcrete Strength",
+    ]
+    assert index.outline(limit=2) == outline[:2]
+
+
+def test_a_content_question_finds_the_tool_through_what_it_holds(
+    tmp_path: Path, embed: object
+) -> None:
+    """``ToolCard.holds`` goes into the card's document: keyword search matches a question
+    about the contents that the description never mentions."""
+    from toolrag.cards import ToolCard
+    from toolrag.toolindex import ToolIndex
+
+    search = ToolCard(
+        name="search_documents",
+        description="Search the project documents: contracts, specifications, RFIs.",
+    )
+    others = [
+        ToolCard(name="get_weather", description="Current weather for a city."),
+        ToolCard(name="run_sql", description="Run a read-only SQL query on the database."),
+    ]
+    question = "What retainage rate applies after substantial completion?"
+    plain = ToolIndex(tmp_path / "a", embed)  # type: ignore[arg-type]
+    plain.sync([search, *others])
+    assert "search_documents" not in [h.name for h in plain.retrieve(question, 3, "bm25")]
+    held = search.model_copy(update={"holds": ["Prime Contract", "Payment and Retainage"]})
+    assert held.document().endswith("Holds: Prime Contract; Payment and Retainage")
+    index = ToolIndex(tmp_path / "b", embed)  # type: ignore[arg-type]
+    index.sync([held, *others])
+    assert [h.name for h in index.retrieve(question, 3, "bm25")] == ["search_documents"]
+    assert index.retrieve(question, 1)[0].name == "search_documents"

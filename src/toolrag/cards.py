@@ -76,6 +76,12 @@ class ToolCard(BaseModel):
     deprecated_by: str | None = None
     tags: list[str] = Field(default_factory=list)
     pinned: bool = Field(False, description="Always offered, whatever the question.")
+    holds: list[str] = Field(
+        default_factory=list,
+        description="What the tool's data holds (its documents' titles and section headings), "
+        "for a tool that searches content: a question about the contents finds the tool by "
+        "these words. Filled from the content index, not written by hand.",
+    )
     timeout_s: float | None = Field(
         None, gt=0, description="Seconds a call may take (default: the tool_timeout_s setting)."
     )
@@ -98,8 +104,9 @@ class ToolCard(BaseModel):
     def document(self) -> str:
         """The enriched text a tool is retrieved by: the name in words, the description, the
         parameters (names in words, descriptions, allowed values, nested fields), the example
-        queries and the tags. LLM-written requests stay out of it: pasted in, they blur the
-        description (BFCL R@1 0.665 -> 0.622); the ToolIndex gives each its own vector."""
+        queries, the tags and what the tool's data holds. LLM-written requests stay out of it:
+        pasted in, they blur the description (BFCL R@1 0.665 -> 0.622); the ToolIndex gives
+        each its own vector."""
         lines = [f"{split_name(self.name)} ({self.name})", self.description.strip()]
         params = _parameter_lines(self.parameters.get("properties"))
         if params:
@@ -108,12 +115,16 @@ class ToolCard(BaseModel):
             lines.append("Examples: " + " | ".join(self.examples))
         if self.tags:
             lines.append("Tags: " + ", ".join(self.tags))
+        if self.holds:  # last: the embedding model reads the first 256 tokens, BM25 all of it
+            lines.append("Holds: " + "; ".join(self.holds))
         return "\n".join(x for x in lines if x)
 
     def content_hash(self) -> str:
         """The card's version as the document and lint read it: execution limits (timeout,
         sensitive) and LLM-written requests (``requests_hash``) do not re-embed the document."""
         fields = self.model_dump(mode="json", exclude={"timeout_s", "sensitive", "synthetic"})
+        if not self.holds:  # cards of tools without content keep the hash they had before it
+            del fields["holds"]
         payload = json.dumps([DOCUMENT_FORMAT, fields], sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 

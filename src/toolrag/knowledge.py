@@ -50,6 +50,9 @@ _TEXT_FIELDS = (
 
 # Everything but the vector: converting 384 floats per row to Python costs more than the search.
 _RESULT_COLUMNS = [*_TEXT_FIELDS, "chunk"]
+OUTLINE_MAX = 500
+_HEADING = re.compile(r"^#{1,4}\s+(.+?)\s*$", re.MULTILINE)
+_NUMBERING = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.)\s+")  # "2.1 ", "3. ", "A. "
 
 
 def _schema(dim: int) -> pa.Schema:
@@ -338,6 +341,24 @@ class ContentIndex:
         data = q.select(_RESULT_COLUMNS).limit(limit).to_list()
         data.sort(key=lambda r: (r["doc_id"], r["chunk"]))
         return [Hit.from_row(r, 1.0, None) for r in data]
+
+    def outline(self, limit: int = OUTLINE_MAX) -> list[str]:
+        """What the index holds, in a few words per entry: each document's title, then the
+        Markdown headings of its chunks, without repeats, at most ``limit`` entries."""
+        table = self._open()
+        if table is None:
+            return []
+        data = table.to_arrow().select(["doc_id", "chunk", "title", "text"]).to_pylist()
+        data.sort(key=lambda r: (r["doc_id"] or "", r["chunk"] or 0))
+        out: list[str] = []
+        seen: set[str] = set()
+        for row in data:
+            for entry in [row["title"], *_HEADING.findall(row["text"] or "")]:
+                entry = _NUMBERING.sub("", (entry or "").strip(" #\t"))
+                if len(re.findall(r"[^\W\d_]", entry)) >= 3 and entry.lower() not in seen:
+                    seen.add(entry.lower())
+                    out.append(entry)
+        return out[:limit]
 
     def distinct(self, column: str) -> list[str]:
         table = self._open()

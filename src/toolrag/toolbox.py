@@ -269,8 +269,9 @@ class Toolbox:
     # --- Tool RAG -------------------------------------------------------------------------------
     def cards(self, include_qa: bool = False) -> list[ToolCard]:
         """The tool cards of :meth:`tools`: name, description and parameters from the code,
-        side effects from the REST specs, and examples, tags or ``deprecated_by`` from the
-        YAML cards in ``toolspecs/cards/``."""
+        side effects from the REST specs, examples, tags or ``deprecated_by`` from the
+        YAML cards in ``toolspecs/cards/``, and for each content tool what its index holds
+        (``ToolCard.holds``: titles and headings), so questions about the contents find it."""
         effects = {n: e for spec in self.rest_specs for n, e in spec.side_effects().items()}
         from_mcp = {c.name: c for c in self.mcp_tools[1]}
         cards = [
@@ -278,7 +279,13 @@ class Toolbox:
             or card.model_copy(update={"side_effect": effects.get(card.name, "read")})
             for card in cards_from_tools(self.tools(include_qa))
         ]
-        return apply_overlays(cards, load_yaml_cards(self.settings.toolspecs_dir / "cards"))
+        cards = apply_overlays(cards, load_yaml_cards(self.settings.toolspecs_dir / "cards"))
+        return [
+            card.model_copy(update={"holds": self.indexes[ct].outline()})
+            if (ct := CONTENT_TOOL_TYPES.get(card.name)) in self.content_types
+            else card
+            for card in cards
+        ]
 
     @cached_property
     def tool_index(self) -> ToolIndex:
