@@ -214,6 +214,9 @@ def test_outline_lists_titles_and_headings_once(
         "Shotcrete Strength",
     ]
     assert index.outline(limit=2) == outline[:2]
+    write_doc(corpus, "P-4", "P-4-CTR", "# Payment and Retainage\n\nTen percent.")
+    index.sync(DocumentLoader(corpus))  # a new version of the table: read again
+    assert index.outline()[-2:] == ["P-4-CTR", "Payment and Retainage"]
 
 
 def test_a_content_question_finds_the_tool_through_what_it_holds(

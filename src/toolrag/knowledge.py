@@ -162,6 +162,7 @@ class ContentIndex:
         ).hexdigest()[:10]
         self._db: Any = None
         self._table: Any = None
+        self._outline: tuple[int, list[str]] | None = None  # (table version, every entry)
 
     # --- storage -------------------------------------------------------------------------------
     @property
@@ -344,10 +345,18 @@ class ContentIndex:
 
     def outline(self, limit: int = OUTLINE_MAX) -> list[str]:
         """What the index holds, in a few words per entry: each document's title, then the
-        Markdown headings of its chunks, without repeats, at most ``limit`` entries."""
+        Markdown headings of its chunks, without repeats, at most ``limit`` entries. Read once
+        per version of the table: the toolbox asks for it for its guard and its ToolIndex."""
         table = self._open()
         if table is None:
             return []
+        version = int(table.version)
+        if self._outline is None or self._outline[0] != version:
+            self._outline = (version, self._read_outline(table))
+        return self._outline[1][:limit]
+
+    @staticmethod
+    def _read_outline(table: Any) -> list[str]:
         data = table.to_arrow().select(["doc_id", "chunk", "title", "text"]).to_pylist()
         data.sort(key=lambda r: (r["doc_id"] or "", r["chunk"] or 0))
         out: list[str] = []
@@ -358,7 +367,7 @@ class ContentIndex:
                 if len(re.findall(r"[^\W\d_]", entry)) >= 3 and entry.lower() not in seen:
                     seen.add(entry.lower())
                     out.append(entry)
-        return out[:limit]
+        return out
 
     def distinct(self, column: str) -> list[str]:
         table = self._open()

@@ -120,8 +120,7 @@ def fit_query_adapter(
     before = _top1(documents, requests[val], owners[val])
 
     dim = documents.shape[1]
-    eye = torch.eye(dim)
-    weight = torch.nn.Parameter(eye.clone())
+    weight = torch.nn.Parameter(torch.eye(dim))
     optimizer = torch.optim.Adam([weight], lr=LEARNING_RATE)
     docs = torch.from_numpy(np.ascontiguousarray(documents, dtype=np.float32))
     reqs = torch.from_numpy(np.ascontiguousarray(requests, dtype=np.float32))

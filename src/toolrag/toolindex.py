@@ -166,7 +166,6 @@ class ToolIndex:
         self._penalty: np.ndarray = np.zeros(0, dtype=np.float32)
         # learned from the written requests when there are enough of them (None: identity)
         self.adapter: QueryAdapter | None = None
-        self._card_hashes: list[str] = []
 
     # --- storage -------------------------------------------------------------------------------
     def _open(self) -> Any:
@@ -261,8 +260,10 @@ class ToolIndex:
             table.add(data)
         return len(rows)
 
-    def _load_requests(self) -> None:
-        """The active cards' request vectors, sorted by card row into contiguous groups."""
+    def _load_requests(self, card_hashes: Sequence[str]) -> None:
+        """The active cards' request vectors, sorted by card row into contiguous groups, their
+        hub penalties and the query adapter (``card_hashes``: the active cards' content hashes,
+        in row order, for the adapter's key)."""
         self._req_matrix = np.zeros((0, 0), dtype=np.float32)
         self._req_starts = self._req_rows = np.zeros(0, dtype=np.int64)
         self._penalty = np.zeros(len(self._ids), dtype=np.float32)
@@ -284,7 +285,7 @@ class ToolIndex:
         self._req_rows = owners[self._req_starts]
         self._penalty = HUB_WEIGHT * _hubness(self._matrix, self._req_matrix)
         key = adapter_key(
-            zip(self._ids, self._card_hashes, strict=True),
+            zip(self._ids, card_hashes, strict=True),
             zip(
                 data.column("id").take(keep).to_pylist(),
                 data.column("hash").take(keep).to_pylist(),
@@ -312,11 +313,10 @@ class ToolIndex:
         ids = data.column("id").to_pylist()
         keep = [n for n, i in enumerate(ids) if i in self.cards and not self.cards[i].deprecated_by]
         self._ids = [ids[n] for n in keep]
-        hashes = data.column("hash").to_pylist()
-        self._card_hashes = [hashes[n] for n in keep]
         self._row = {tid: n for n, tid in enumerate(self._ids)}
         self._matrix = _unit_rows(data)[keep]
-        self._load_requests()
+        hashes = data.column("hash").to_pylist()
+        self._load_requests([hashes[n] for n in keep])
 
     def __len__(self) -> int:
         return len(self._ids)
