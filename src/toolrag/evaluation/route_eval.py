@@ -32,7 +32,7 @@ from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
-from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
+from llama_index.core.tools import FunctionTool, ToolMetadata
 from pydantic import BaseModel, Field
 
 from toolrag.cards import ToolCard
@@ -214,13 +214,11 @@ def setup_fingerprint(
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def prompt_key(router: Router, question: str, offer: Sequence[BaseTool]) -> str:
-    """The hash of the exact prompt ``router`` sends for ``question`` over ``offer`` (tool
-    blocks, chosen examples, instructions) and of its repair template: a recorded decision is
-    reused only when today's router would send the same prompt."""
-    chosen = router.choose_examples(question, [t.metadata.get_name() for t in offer])
-    text = router.prompt(question, offer, [e for _, e in chosen])
-    return hashlib.sha256(f"{REPAIR}\0{text}".encode()).hexdigest()[:16]
+def prompt_key(prompt: str) -> str:
+    """The hash of a router prompt (tool blocks, chosen examples, instructions) and of its
+    repair template: a recorded decision is reused only when today's router would send the
+    same prompt."""
+    return hashlib.sha256(f"{REPAIR}\0{prompt}".encode()).hexdigest()[:16]
 
 
 def _load_records(path: Path | None, fingerprint: str) -> dict[tuple[str, str], dict[str, Any]]:
@@ -269,9 +267,8 @@ def run_route_eval(
     # or in the prompt's format re-routes exactly the questions it touches. (Records written
     # before prompts were hashed carry no "prompt" and are checked on the offer alone.)
     offers = {q.id: [tools[h.name] for h in index.retrieve(q.query, k=k_tools)] for q in queries}
-    prompts = {
-        (m, q.id): prompt_key(routers[m], q.query, offers[q.id]) for q in queries for m in modes
-    }
+    plans = {(m, q.id): routers[m].plan(q.query, offers[q.id]) for q in queries for m in modes}
+    prompts = {key: prompt_key(text) for key, (_, text) in plans.items()}
     for key, rec in list(done.items()):
         offer = offers.get(key[1])
         if (
@@ -294,7 +291,7 @@ def run_route_eval(
         offer = offers[q.id]
         for mode in todo:
             t0 = time.perf_counter()
-            result = routers[mode].route(q.query, offer)
+            result = routers[mode].route(q.query, offer, plans[(mode, q.id)])
             calls = result.decision.calls if result.decision and result.valid else []
             rec = {
                 "setup": fingerprint,

@@ -198,6 +198,13 @@ class Router:
             question=question,
         )
 
+    def plan(
+        self, question: str, tools: Sequence[BaseTool]
+    ) -> tuple[list[tuple[str, Example]], str]:
+        """The examples chosen for ``question`` over ``tools`` (id, example) and the prompt."""
+        chosen = self.choose_examples(question, [t.metadata.get_name() for t in tools])
+        return chosen, self.prompt(question, tools, [e for _, e in chosen])
+
     # --- the model -----------------------------------------------------------------------------
     def _ask(self, prompt: str, result: RouteResult | None = None) -> str:
         llm = self.llm
@@ -222,11 +229,16 @@ class Router:
                     generate.pop("grammar", None)
         return _counted(llm.complete(prompt), result)
 
-    def route(self, question: str, tools: Sequence[BaseTool]) -> RouteResult:
-        """Decide, validate, and repair once when the decision has errors."""
+    def route(
+        self,
+        question: str,
+        tools: Sequence[BaseTool],
+        plan: tuple[list[tuple[str, Example]], str] | None = None,
+    ) -> RouteResult:
+        """Decide, validate, and repair once when the decision has errors. ``plan``: what
+        :meth:`plan` returned for the same question and tools, when the caller has it."""
         by_name = {t.metadata.get_name(): t for t in tools}
-        chosen = self.choose_examples(question, list(by_name))
-        prompt = self.prompt(question, tools, [e for _, e in chosen])
+        chosen, prompt = plan or self.plan(question, tools)
         result = RouteResult(
             question=question, examples=[i for i, _ in chosen], tools_offered=list(by_name)
         )
