@@ -12,9 +12,10 @@ import pytest
 
 from toolrag import Settings, Toolbox
 from toolrag.embeddings import make_embedding
+from toolrag.evaluation.questions import load_questions
 from toolrag.llms import ScriptedLLM
 from toolrag.routing import Example, ExampleStore, LeakageError, Router, ToolCallSpec
-from toolrag.routing.router import extract_json
+from toolrag.routing.router import _valid_call, extract_json
 
 SCHEDULE = "get_project_schedule"
 
@@ -122,3 +123,58 @@ def test_run_executes_independent_calls_through_the_guard(
         "schedules/GRB-104.csv",
         "schedules/GRB-101.csv",
     }
+
+
+def test_examples_show_a_whole_call_only_when_it_is_valid(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    tools = [
+        t
+        for t in toolbox_factory([]).tools()
+        if t.metadata.get_name() in (SCHEDULE, "search_documents")
+    ]
+    examples = [
+        Example(
+            query="When does GRB-104 finish?",
+            calls=[ToolCallSpec(tool=SCHEDULE, arguments={"project": "GRB-104"})],
+        ),
+        # a card's example query: the tool is known, its arguments are not
+        Example(query="Show the Harbor Point milestones", calls=[ToolCallSpec(tool=SCHEDULE)]),
+        # expected arguments that leave out the required query
+        Example(
+            query="What retainage does the GRB-103 contract hold?",
+            calls=[ToolCallSpec(tool="search_documents", arguments={"project": "GRB-103"})],
+        ),
+        Example(query="Hello!"),  # no tool: the direct answer is a whole reply
+    ]
+    prompt = Router(ScriptedLLM([])).prompt("When is GRB-101 done?", tools, examples)
+    shown = prompt.split("Examples:\n", 1)[1]
+    assert (
+        'Question: When does GRB-104 finish?\nJSON: {"action":"call_tools","calls":[{"tool":'
+        '"get_project_schedule","arguments":{"project":"GRB-104"}}]' in shown
+    )
+    assert f"Question: Show the Harbor Point milestones\nTools: {SCHEDULE}\n" in shown
+    assert (
+        "Question: What retainage does the GRB-103 contract hold?\nTools: search_documents\n"
+        in (shown)
+    )
+    assert 'Question: Hello!\nJSON: {"action":"answer_directly"' in shown
+    assert shown.count("JSON: {") == 2  # the two valid ones; the last "JSON:" is the question's
+
+
+def test_the_sample_examples_are_whole_valid_calls(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """Every one-tool example in data/questions/examples.jsonl is shown as a whole call: its
+    arguments fit the tool (a missing required argument would make it a tools-only line)."""
+    tools = {t.metadata.get_name(): t for t in toolbox_factory([]).tools()}
+    examples = load_questions(Path(__file__).parents[1] / "data/questions/examples.jsonl")
+    bad = [
+        (q.id, q.expected_args)
+        for q in examples
+        if len(q.expected_tools) == 1
+        and not _valid_call(
+            0, ToolCallSpec(tool=q.expected_tools[0], arguments=q.expected_args), tools
+        )
+    ]
+    assert not bad

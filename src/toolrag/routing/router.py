@@ -6,7 +6,11 @@ clarifying question.
   function-calling LLMs such as OpenAI's, and a parsed JSON reply for any other LLM.
 - Few-shot examples, 5-10 per question, from the :class:`ExampleStore`: ``dynamic`` picks the
   nearest by embedding among examples that use the offered tools, ``static`` the same first
-  example of each offered tool for every question, ``none`` no examples.
+  example of each offered tool for every question, ``none`` no examples. An example is shown
+  as the whole JSON reply only when its calls would pass the checks below (and carry arguments
+  where the tool takes any); an example known only by its tools (a card's example query, an
+  expected-arguments subset that lacks a required one) shows just its tools, so the model never
+  copies a call with missing arguments.
 - Every call is checked (the tool was offered, the arguments fit its schema); a decision with
   errors gets one repair round in which the model sees the errors.
 - ``arun`` also executes the calls through the guard, independent calls in parallel.
@@ -64,7 +68,26 @@ def _tool_block(tool: BaseTool) -> str:
     return f"- {meta.get_name()}: {meta.description.strip()}\n{describe_args(schema)}"
 
 
-def _example_block(example: Example) -> str:
+def _valid_call(n: int, call: ToolCallSpec, tools: dict[str, BaseTool]) -> bool:
+    """Whether ``call`` is one the router would accept: an offered tool, arguments that fit its
+    schema, and arguments at all when the tool takes any (an example known only by its tool,
+    such as a card's example query, has none)."""
+    tool = tools.get(call.tool)
+    if tool is None:
+        return False
+    try:
+        takes = bool(tool.metadata.get_parameters_dict().get("properties"))
+    except Exception:  # a tool without a usable schema
+        takes = False
+    return (bool(call.arguments) or not takes) and not _argument_errors(n, call, tool)
+
+
+def _example_block(example: Example, tools: dict[str, BaseTool]) -> str:
+    """An example as the reply the router wants: the whole JSON decision when every call in it
+    is valid; otherwise only its tools, so the model never sees a call with missing or wrong
+    arguments as the thing to copy."""
+    if not all(_valid_call(n, c, tools) for n, c in enumerate(example.calls)):
+        return f"Question: {example.query}\nTools: {', '.join(c.tool for c in example.calls)}"
     decision = RouteDecision(
         action="call_tools" if example.calls else "answer_directly", calls=example.calls
     )
@@ -191,7 +214,8 @@ class Router:
         return chosen[: self.k_examples]
 
     def prompt(self, question: str, tools: Sequence[BaseTool], examples: Sequence[Example]) -> str:
-        block = "\n".join(_example_block(e) for e in examples)
+        by_name = {t.metadata.get_name(): t for t in tools}
+        block = "\n".join(_example_block(e, by_name) for e in examples)
         return INSTRUCTIONS.format(
             tools="\n".join(_tool_block(t) for t in tools),
             examples=f"\nExamples:\n{block}\n" if block else "",
