@@ -53,17 +53,22 @@ def describe_args(schema: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def tool_schema(tool: BaseTool) -> dict[str, Any] | None:
+    """The tool's parameters as a JSON schema; None for a tool without a usable schema (it is
+    still listed and offered, with nothing to check its arguments against)."""
+    try:
+        return tool.metadata.get_parameters_dict()
+    except Exception:
+        return None
+
+
 def tool_description(tool: BaseTool) -> str:
     """The block one tool takes in the ReAct system prompt."""
     meta = tool.metadata
-    try:
-        schema = meta.get_parameters_dict()
-    except Exception:  # a tool without a usable schema still gets listed
-        schema = {}
     return (
         f"> Tool Name: {meta.get_name()}\n"
         f"Tool Description: {meta.description.strip()}\n"
-        f"Tool Args:\n{describe_args(schema)}\n"
+        f"Tool Args:\n{describe_args(tool_schema(tool) or {})}\n"
     )
 
 

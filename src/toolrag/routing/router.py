@@ -30,7 +30,7 @@ from llama_index.core.tools import BaseTool
 from pydantic import ValidationError
 
 from toolrag.guard import ToolGuard
-from toolrag.prompting import describe_args
+from toolrag.prompting import describe_args, tool_schema
 from toolrag.routing.examples import Example, ExampleStore
 from toolrag.routing.models import RouteDecision, RouteResult, ToolCallSpec
 
@@ -61,10 +61,7 @@ _grammar_lock = threading.Lock()
 
 def _tool_block(tool: BaseTool) -> str:
     meta = tool.metadata
-    try:
-        schema = meta.get_parameters_dict()
-    except Exception:  # a tool without a usable schema is still offered
-        schema = {}
+    schema = tool_schema(tool) or {}
     return f"- {meta.get_name()}: {meta.description.strip()}\n{describe_args(schema)}"
 
 
@@ -75,10 +72,7 @@ def _valid_call(n: int, call: ToolCallSpec, tools: dict[str, BaseTool]) -> bool:
     tool = tools.get(call.tool)
     if tool is None:
         return False
-    try:
-        takes = bool(tool.metadata.get_parameters_dict().get("properties"))
-    except Exception:  # a tool without a usable schema
-        takes = False
+    takes = bool((tool_schema(tool) or {}).get("properties"))
     return (bool(call.arguments) or not takes) and not _argument_errors(n, call, tool)
 
 
@@ -142,9 +136,8 @@ def check_decision(
 def _argument_errors(n: int, call: ToolCallSpec, tool: BaseTool) -> list[str]:
     """Unknown and missing arguments from the tool's JSON schema, then the types through its
     pydantic model when it has one."""
-    try:
-        schema = tool.metadata.get_parameters_dict()
-    except Exception:  # a tool without a usable schema: nothing to check against
+    schema = tool_schema(tool)
+    if schema is None:  # a tool without a usable schema: nothing to check against
         return []
     props = schema.get("properties") or {}
     errors = []
