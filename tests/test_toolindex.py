@@ -229,6 +229,33 @@ def test_cards_near_many_written_requests_are_ranked_down(
     )
 
 
+def test_hub_penalties_are_saved_and_reused_until_the_requests_change(
+    cards: list[ToolCard], embed: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reopening an index reads its hub penalties from disk; a changed request recomputes them."""
+    from toolrag import toolindex as toolindex_module
+
+    computed: list[int] = []
+    real = toolindex_module._hubness
+
+    def counting(documents: np.ndarray, requests: np.ndarray, chunk: int = 512) -> np.ndarray:
+        computed.append(len(requests))
+        return real(documents, requests, chunk)
+
+    monkeypatch.setattr(toolindex_module, "_hubness", counting)
+    written = [c.model_copy(update={"synthetic": [f"Please {split_name(c.name)}."]}) for c in cards]
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(written)
+    assert len(computed) == 1 and (tmp_path / "tools_hubness.npz").exists()
+    reopened = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    reopened.sync(written)
+    assert len(computed) == 1  # read, not computed again
+    assert np.array_equal(reopened._penalty, index._penalty) and reopened._penalty.any()
+    changed = [written[0].model_copy(update={"synthetic": ["Something else entirely."]})]
+    reopened.sync([*changed, *written[1:]])
+    assert len(computed) == 2
+
+
 def test_deprecated_tools_are_not_retrieved(
     cards: list[ToolCard], embed: object, tmp_path: Path
 ) -> None:

@@ -53,6 +53,7 @@ REQUEST_WEIGHT = 0.5
 HUB_K = 10
 HUB_WEIGHT = 0.5
 HUB_SAMPLE = 10_000
+HUB_FORMAT = "hubness-1"
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolindex-bm25")
 # Explicit step markers split a request into steps; a bare "and" only when both sides are
 # clauses of their own (4+ words), so "base 10 and height 5" stays one request.
@@ -283,7 +284,6 @@ class ToolIndex:
         self._req_matrix = _unit_rows(data)[order]
         self._req_starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
         self._req_rows = owners[self._req_starts]
-        self._penalty = HUB_WEIGHT * _hubness(self._matrix, self._req_matrix)
         key = adapter_key(
             zip(self._ids, card_hashes, strict=True),
             zip(
@@ -292,6 +292,7 @@ class ToolIndex:
                 strict=True,
             ),
         )
+        self._penalty = self._hub_penalty(key)
         path = self.index_dir / f"{self.table_name}_adapter.npz"
         self.adapter = QueryAdapter.load(path, key)
         if self.adapter is None:
@@ -300,6 +301,22 @@ class ToolIndex:
                 # a read-only index keeps the adapter in memory only
                 with contextlib.suppress(OSError):
                     self.adapter.save(path)
+
+    def _hub_penalty(self, data_key: str) -> np.ndarray:
+        """The cards' hub penalties, read from ``<table>_hubness.npz`` when it was computed from
+        the same cards (in the same row order) and requests (``data_key``) and settings, else
+        computed and saved: a 100k-card pool reopens without its documents x requests product."""
+        key = f"{HUB_FORMAT}:{HUB_K}:{HUB_WEIGHT}:{HUB_SAMPLE}:{data_key}"
+        path = self.index_dir / f"{self.table_name}_hubness.npz"
+        with contextlib.suppress(OSError, KeyError, ValueError), np.load(path) as saved:
+            if str(saved["key"]) == key and saved["ids"].tolist() == self._ids:
+                return np.asarray(saved["penalty"], dtype=np.float32)
+        penalty = (HUB_WEIGHT * _hubness(self._matrix, self._req_matrix)).astype(np.float32)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        with contextlib.suppress(OSError):  # a read-only index keeps it in memory only
+            np.savez(tmp, key=np.array(key), ids=np.array(self._ids), penalty=penalty)
+            tmp.replace(path)
+        return penalty
 
     def _load_matrix(self) -> None:
         table = self._open()
