@@ -245,3 +245,16 @@ def test_a_content_question_finds_the_tool_through_what_it_holds(
     index.sync([held, *others])
     assert [h.name for h in index.retrieve(question, 3, "bm25")] == ["search_documents"]
     assert index.retrieve(question, 1)[0].name == "search_documents"
+
+
+def test_a_schedule_saved_by_a_spreadsheet_with_a_bom_loads(tmp_path: Path) -> None:
+    # Spreadsheet programs write UTF-8 CSV with a byte-order mark before the first header.
+    (tmp_path / "schedules").mkdir()
+    path = tmp_path / "schedules" / "X-1.csv"
+    path.write_text(
+        "\ufeffproject,milestone_id,milestone,planned_start,planned_finish,status\n"
+        "X-1,X-1-M01,Pour slab,2026-01-05,2026-01-09,complete\n",
+        encoding="utf-8",
+    )
+    (record,) = ScheduleLoader(tmp_path).load(path)
+    assert record.doc_id == "X-1-M01" and record.project == "X-1"

@@ -27,6 +27,7 @@ from toolrag.toolindex import (
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
+_TZ = {"type": "object", "properties": {"tz": {"type": "string", "description": "Time zone."}}}
 
 
 @pytest.fixture
@@ -364,6 +365,76 @@ def test_eval_tools_cli_errors(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 2 and "does not exist" in result.output
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"tools": [{"name": "get_time", "description": "Get the time.", "inputSchema": _TZ}]},
+        {"functions": [{"name": "get_time", "description": "Get the time.", "parameters": _TZ}]},
+        [{"name": "get_time", "description": "Get the time.", "input_schema": _TZ}],
+        [
+            {
+                "type": "function",
+                "name": "get_time",
+                "description": "Get the time.",
+                "parameters": _TZ,
+            }
+        ],
+        {"name": "get_time", "description": "Get the time.", "parameters": _TZ},
+    ],
+    ids=["mcp-tools-list", "functions-list", "anthropic", "responses-api", "one-tool"],
+)
+def test_more_tool_file_shapes_keep_their_parameters(tmp_path: Path, content: object) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(content, indent=2))
+    (card,) = load_tool_list(path)
+    assert card.name == "get_time" and card.parameters["properties"] == _TZ["properties"]
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (["get_time"], 'A tool entry is not a JSON object: "get_time"'),
+        (
+            [{"name": "get_time", "description": "x", "parameters": [{"name": "tz"}]}],
+            "Tool 'get_time' is not a valid tool entry (parameters: Input should be a valid "
+            "dictionary)",
+        ),
+    ],
+)
+def test_a_bad_tool_entry_is_an_input_error_that_names_it(
+    tmp_path: Path, content: object, says: str
+) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(InputError) as caught:
+        load_tool_list(path)
+    assert says in str(caught.value)
+
+
+def test_eval_reads_bom_files_and_warns_of_expected_tools_not_in_the_pool(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text("\ufeff" + (FIXTURES / "tools_small.json").read_text(), encoding="utf-8")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(
+        "\ufeff"
+        + json.dumps({"id": 1, "query": "weather in Oslo", "expected_tools": "get_weather"})
+        + "\n"
+        + json.dumps({"id": 2, "query": "mail Bob", "expected_tools": ["send_mail"]})
+        + "\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        app,
+        ["eval", "tools", "--tools", str(tools), "--queries", str(queries), "--json",
+         "--misses", str(tmp_path / "m.jsonl")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "1 expected tool(s) not in the pool, counted as misses: send_mail" in result.stderr
+    row = json.loads(result.stdout)
+    # A bare string is one expected tool (not its letters); the unknown one is a miss.
+    assert row["n_queries"] == 2 and row["recall@10"] == 0.5
 
 
 def test_yaml_cards_lay_examples_over_tools_built_in_code(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def read_records(path: Path) -> dict[str, BatchRecord]:
     records: dict[str, BatchRecord] = {}
     if not path.is_file():
         return records
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8-sig").splitlines():
         try:
             record = BatchRecord.model_validate_json(line)
         except ValueError:

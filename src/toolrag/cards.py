@@ -135,16 +135,32 @@ class ToolCard(BaseModel):
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def card_from_dict(item: dict[str, Any]) -> ToolCard:
-    """Any of the three JSON tool shapes (plus card fields) -> a card."""
+# Keys under which a tool file may wrap its list: MCP's tools/list result ({"tools": [...]})
+# and OpenAI's legacy {"functions": [...]}.
+_LIST_KEYS = ("tools", "functions")
+# Other names of the parameters' JSON Schema: MCP's inputSchema, Anthropic's input_schema.
+_SCHEMA_KEYS = ("inputSchema", "input_schema")
+
+
+def card_from_dict(item: Any) -> ToolCard:
+    """Any JSON tool shape (plus card fields) -> a card: ``{name, description, parameters}``,
+    OpenAI's ``{type: "function", function: {...}}`` (or the Responses API's flat form), MCP's
+    ``inputSchema`` and Anthropic's ``input_schema``. A bad entry is an :class:`InputError` that
+    names it."""
+    if not isinstance(item, dict):
+        raise InputError(
+            f"A tool entry is not a JSON object: {json.dumps(item)[:120]}",
+            hint="Each tool is an object such as {name, description, parameters}.",
+        )
     if item.get("type") == "function" and isinstance(item.get("function"), dict):
         item = {
             **item["function"],
             **{k: v for k, v in item.items() if k not in ("type", "function")},
         }
     data = dict(item)
-    if "inputSchema" in data and "parameters" not in data:
-        data["parameters"] = data.pop("inputSchema")
+    for key in _SCHEMA_KEYS:
+        if key in data and "parameters" not in data:
+            data["parameters"] = data.pop(key)
     params = data.get("parameters") or {}
     if isinstance(params, dict) and params.get("type") == "dict":  # BFCL writes "dict"
         params = {**params, "type": "object"}
@@ -154,7 +170,17 @@ def card_from_dict(item: dict[str, Any]) -> ToolCard:
             f"A tool entry has no name: {json.dumps(item)[:120]}",
             hint="Each tool needs at least a name and a description.",
         )
-    return ToolCard.model_validate(data)
+    try:
+        return ToolCard.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg']}" for e in exc.errors()
+        )
+        raise InputError(
+            f"Tool {str(data['name'])[:80]!r} is not a valid tool entry ({problems}).",
+            hint="parameters must be a JSON Schema object such as "
+            '{"type": "object", "properties": {...}}.',
+        ) from exc
 
 
 _EFFECTS: dict[str, SideEffect] = {"DELETE": "delete", "GET": "read", "HEAD": "read"}
@@ -202,17 +228,21 @@ def _parse_whole(path: Path, text: str) -> Any:
 
 
 def load_tool_list(path: Path) -> list[ToolCard]:
-    """A JSON tool list file (or JSONL, one tool per line), or an OpenAPI / Swagger document
+    """A JSON tool list file (or JSONL, one tool per line; or a list wrapped as
+    ``{"tools": [...]}``, as MCP's tools/list returns it), or an OpenAPI / Swagger document
     (JSON or YAML): one card per operation."""
     if not path.is_file():
         raise InputError(
             f"Tool file {path} does not exist.",
             hint="Pass a JSON list of {name, description, parameters} objects.",
         )
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")
     whole = _parse_whole(path, text)
     if isinstance(whole, dict) and ("openapi" in whole or "swagger" in whole):
         return cards_from_openapi(whole)
+    if isinstance(whole, dict):  # a wrapped list ({"tools": [...]}) or a single tool
+        listed = next((whole[k] for k in _LIST_KEYS if isinstance(whole.get(k), list)), [whole])
+        return dedupe([card_from_dict(i) for i in listed])
     if isinstance(whole, list) and path.suffix.lower() in (".yaml", ".yml"):
         return dedupe([card_from_dict(i) for i in whole if isinstance(i, dict)])
     try:
@@ -234,7 +264,7 @@ def load_yaml_cards(folder: Path) -> list[ToolCard]:
     cards: list[ToolCard] = []
     for path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
             items = data if isinstance(data, list) else [data]
             cards += [card_from_dict(item) for item in items if isinstance(item, dict)]
         except (yaml.YAMLError, ValidationError, InputError) as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolrag.errors import ToolragError
-from toolrag.evaluation.retrieval import RetrievalReport
+from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, unknown_expected
 
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate tool and document retrieval.")
 err = Console(stderr=True)
@@ -36,6 +36,19 @@ def _table(title: str, reports: list[RetrievalReport], items: str) -> Table:
             str(r.n_queries),
         )
     return table
+
+
+def _warn_unknown(queries: Sequence[RetrievalQuery], known: Iterable[str], what: str) -> None:
+    """Say which expected items the pool lacks: they can never be retrieved."""
+    missing = unknown_expected(queries, known)
+    if missing:
+        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        err.print(
+            f"[yellow]warning:[/yellow] {len(missing)} expected {what} not in the pool, counted "
+            f"as misses: {', '.join(missing[:10])}{more}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _write_misses(path: Path, reports: list[RetrievalReport]) -> None:
@@ -117,6 +130,7 @@ def eval_tools(
         if synthetic:
             cards = SyntheticQueries(Settings().synthetic_db).augment(cards)
         qs = load_queries(queries, "expected_tools")
+        _warn_unknown(qs, (c.name for c in cards), "tool(s)")
         return run_tool_eval(cards, qs, chosen, make_embedding(Settings()), ks)
 
     _run(strategy, STRATEGIES, k, run, as_json, misses, "tool retrieval", "n_tools")
@@ -144,7 +158,10 @@ def eval_docs(
 
     def run(chosen: list[str], ks: list[int]) -> list[RetrievalReport]:
         qs = load_queries(queries, "expected_docs")
-        return run_docs_eval(docs, qs, chosen, make_embedding(Settings()), ks)
+        return run_docs_eval(
+            docs, qs, chosen, make_embedding(Settings()), ks,
+            on_loaded=lambda ids: _warn_unknown(qs, ids, "documents are"),
+        )  # fmt: skip
 
     _run(strategy, DOC_STRATEGIES, k, run, as_json, misses, "document retrieval", "n_docs")
 

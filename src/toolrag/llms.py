@@ -353,7 +353,7 @@ def _read_turns(path: Path, allow_calls: bool = False) -> list[Any]:
     """The turns file: a JSON list of strings; with ``allow_calls`` (the function agent mode)
     also tool-call objects ``{"tool": ..., "arguments": {...}}`` or lists of them."""
     try:
-        turns = json.loads(path.read_text(encoding="utf-8"))
+        turns = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(
             f"Cannot read scripted turns from {path}: {exc}.",

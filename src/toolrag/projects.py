@@ -30,7 +30,7 @@ class ProjectCatalog(BaseModel):
     def load(cls, path: Path, extra_codes: list[str] | None = None) -> ProjectCatalog:
         projects: list[Project] = []
         if path.is_file():
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
             for item in data.get("projects", []) if isinstance(data, dict) else []:
                 if isinstance(item, dict) and item.get("code"):
                     projects.append(Project(code=str(item["code"]), name=str(item.get("name", ""))))

@@ -57,7 +57,7 @@ def build_sqlite(seed: Path, db: Path, force: bool = False) -> bool:
         conn = sqlite3.connect(tmp)
         try:
             conn.execute("PRAGMA foreign_keys = ON")
-            conn.executescript(seed.read_text(encoding="utf-8"))
+            conn.executescript(seed.read_text(encoding="utf-8-sig"))
             problems = conn.execute("PRAGMA foreign_key_check").fetchall()
             if problems:
                 raise InputError(

@@ -47,7 +47,7 @@ class DocumentLoader(Loader):
 
     def load(self, path: Path) -> list[Record]:
         try:
-            meta, body = split_front_matter(path.read_text(encoding="utf-8"))
+            meta, body = split_front_matter(path.read_text(encoding="utf-8-sig"))
         except (UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
             raise IngestError(
                 f"{path}: unreadable document ({exc.__class__.__name__}: {exc}).",

@@ -27,7 +27,7 @@ class JsonlDocumentLoader(Loader):
     def load(self, path: Path) -> list[Record]:
         records: list[Record] = []
         seen: set[str] = set()
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
             if not line.strip():
                 continue
             try:

@@ -20,7 +20,7 @@ class ScheduleLoader(Loader):
 
     def load(self, path: Path) -> list[Record]:
         try:
-            with path.open(newline="", encoding="utf-8") as fh:
+            with path.open(newline="", encoding="utf-8-sig") as fh:
                 rows = list(csv.DictReader(fh))
         except (UnicodeDecodeError, csv.Error) as exc:
             raise IngestError(

@@ -81,7 +81,7 @@ def build_chinook_sqlite(target: Path, force: bool = False) -> Path:
     """Convert the fixture into ``target`` (atomically); skip when it exists unless ``force``."""
     if target.is_file() and not force:
         return target
-    objects = json.loads(fixture_path().read_text(encoding="utf-8"))
+    objects = json.loads(fixture_path().read_text(encoding="utf-8-sig"))
     by_model: dict[str, list[dict[str, Any]]] = {m: [] for m in TABLES}
     for obj in objects:
         if obj["model"] in by_model:

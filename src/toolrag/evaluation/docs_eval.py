@@ -51,8 +51,10 @@ def run_docs_eval(
     strategies: Sequence[str],
     embed: BaseEmbedding,
     ks: Sequence[int] = (1, 5, 10),
+    on_loaded: Callable[[list[str]], None] | None = None,
 ) -> list[RetrievalReport]:
-    """Index ``docs`` in a temporary content index and evaluate each strategy on ``queries``."""
+    """Index ``docs`` in a temporary content index and evaluate each strategy on ``queries``.
+    ``on_loaded`` receives the document ids once they are read (to check the queries')."""
     loader = JsonlDocumentLoader(docs)
     if not loader.files():
         raise InputError(
@@ -60,6 +62,8 @@ def run_docs_eval(
             hint="Pass a JSONL file of {id, title?, text, metadata?} objects.",
         )
     records = loader.load(docs)
+    if on_loaded is not None:
+        on_loaded([r.doc_id for r in records])
     reports = []
     with tempfile.TemporaryDirectory(prefix="toolrag-docs-") as tmp:
         index = ContentIndex(Path(tmp), "documents", embed)

@@ -32,7 +32,7 @@ def load_questions(path: Path) -> list[Question]:
             hint="Pass a JSONL file with {id, query, expected_tools} per line.",
         )
     questions = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         if not line.strip():
             continue
         try:

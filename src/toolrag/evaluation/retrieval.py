@@ -10,10 +10,10 @@ import json
 import math
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from toolrag.errors import InputError
 
@@ -32,22 +32,32 @@ def load_queries(path: Path, key: str) -> list[RetrievalQuery]:
             hint=f"Pass a JSONL file of {{id, query, {key}}} objects.",
         )
     out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
+            expected = item.get(key) or []
+            if isinstance(expected, str):  # one name written without its list
+                expected = [expected]
             out.append(
                 RetrievalQuery(
-                    id=str(item["id"]), query=item["query"], expected=list(item.get(key) or [])
+                    id=str(item["id"]), query=item["query"], expected=[str(e) for e in expected]
                 )
             )
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValidationError) as exc:
             raise InputError(
                 f"{path}:{n}: not a valid query line ({exc}).",
                 hint=f"Each line needs id, query and {key}.",
             ) from exc
     return out
+
+
+def unknown_expected(queries: Sequence[RetrievalQuery], known: Iterable[str]) -> list[str]:
+    """The expected names or ids that are not in the pool (a typo, another version of the
+    file): each counts as a miss, so the caller should say so."""
+    pool = set(known)
+    return sorted({e for q in queries for e in q.expected if e not in pool})
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -79,7 +79,7 @@ def load_route_queries(path: Path) -> list[RouteQuery]:
             hint="Pass a JSONL file of {id, query, expected_tools, expected_args?} objects.",
         )
     out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         if line.strip():
             try:
                 out.append(RouteQuery.model_validate_json(line))
@@ -225,7 +225,7 @@ def _load_records(path: Path | None, fingerprint: str) -> dict[tuple[str, str], 
     if path is None or not path.is_file():
         return {}
     done = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8-sig").splitlines():
         try:
             rec = json.loads(line)
         except ValueError:

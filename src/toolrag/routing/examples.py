@@ -181,7 +181,7 @@ class ExampleStore:
             for q in c.examples
         ]
         if questions is not None and questions.is_file():
-            for line in questions.read_text(encoding="utf-8").splitlines():
+            for line in questions.read_text(encoding="utf-8-sig").splitlines():
                 if not line.strip():
                     continue
                 item = json.loads(line)

@@ -142,8 +142,8 @@ class Health(BaseModel):
 
 
 def _load(data_dir: Path) -> dict[str, Any]:
-    domain = yaml.safe_load((data_dir / "domain.yaml").read_text(encoding="utf-8"))
-    site = yaml.safe_load((data_dir / "api" / "site.yaml").read_text(encoding="utf-8"))
+    domain = yaml.safe_load((data_dir / "domain.yaml").read_text(encoding="utf-8-sig"))
+    site = yaml.safe_load((data_dir / "api" / "site.yaml").read_text(encoding="utf-8-sig"))
     return {"domain": domain, "site": site}
 
 

@@ -55,7 +55,7 @@ class MCPServerConfig(BaseModel):
 
 def load_mcp_configs(path: Path) -> list[MCPServerConfig]:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
         return [MCPServerConfig.model_validate(s) for s in raw.get("servers") or []]
     except (OSError, yaml.YAMLError, ValidationError, AttributeError) as exc:
         raise ConfigError(

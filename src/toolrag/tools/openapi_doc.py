@@ -73,7 +73,7 @@ def load_document(source: str | Path, timeout_s: float = 10.0) -> dict[str, Any]
             response.raise_for_status()
             text = response.text
         else:
-            text = Path(src).read_text(encoding="utf-8")
+            text = Path(src).read_text(encoding="utf-8-sig")
         doc = yaml.safe_load(text) if not text.lstrip().startswith("{") else json.loads(text)
     except (OSError, httpx.HTTPError, ValueError, yaml.YAMLError) as exc:
         raise ConfigError(

@@ -79,7 +79,7 @@ class RestAPIConfig(BaseModel):
 
 def load_rest_configs(path: Path) -> list[RestAPIConfig]:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
         return [RestAPIConfig.model_validate(a) for a in raw.get("apis", [])]
     except (OSError, yaml.YAMLError, ValidationError, AttributeError) as exc:
         raise ConfigError(

@@ -65,7 +65,7 @@ class SQLSpecConfig(BaseModel):
     @classmethod
     def load(cls, path: Path) -> SQLSpecConfig:
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            raw = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
             return cls.model_validate(raw)
         except (OSError, yaml.YAMLError, ValidationError) as exc:
             raise ConfigError(
