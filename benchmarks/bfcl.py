@@ -5,7 +5,10 @@ The data comes from the PyPI package ``bfcl-eval==2026.3.23``: its wheel is fetc
 Pool: every distinct function of the single-turn Python-style categories (distractors and
 irrelevance included; the Java and JavaScript variants are left out), about 1,700 names.
 Queries: the single-call items of simple_python, multiple, live_simple and live_multiple, the
-expected tool taken from the possible answers.
+expected tool taken from the possible answers. Multi-tool queries (``load_multi``): the items of
+parallel_multiple and live_parallel_multiple whose possible answer calls two or more distinct
+functions ("Find the area of a rectangle ... Also, calculate the area of a circle ..."); every
+one of those functions is expected.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ POOL_CATEGORIES = [
     "live_relevance",
 ]
 QUERY_CATEGORIES = ["simple_python", "multiple", "live_simple", "live_multiple"]
+MULTI_CATEGORIES = ["parallel_multiple", "live_parallel_multiple"]
 
 
 def wheel() -> Path:
@@ -77,6 +81,27 @@ def _question(item: dict[str, Any]) -> str:
     return " ".join(m["content"] for m in turns if m.get("role") == "user").strip()
 
 
+def _answers(zf: zipfile.ZipFile, cat: str) -> dict[str, list[dict[str, Any]]]:
+    """Each item's ground-truth calls, ``[{function_name: {argument: [allowed values]}}]``."""
+    member = f"bfcl_eval/data/possible_answer/BFCL_v4_{cat}.json"
+    return {a["id"]: a.get("ground_truth") or [] for a in _jsonl(zf, member)}
+
+
+def load_multi(out_dir: Path) -> Path:
+    """Write ``queries_multi.jsonl`` (multi-tool queries over the same pool); return its path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "queries_multi.jsonl"
+    with zipfile.ZipFile(wheel()) as zf, path.open("w") as fh:
+        for cat in MULTI_CATEGORIES:
+            answers = _answers(zf, cat)
+            for item in _jsonl(zf, f"bfcl_eval/data/BFCL_v4_{cat}.json"):
+                names = sorted({name for call in answers.get(item["id"], []) for name in call})
+                if len(names) >= 2:
+                    query = {"id": item["id"], "query": _question(item), "expected_tools": names}
+                    fh.write(json.dumps(query) + "\n")
+    return path
+
+
 def load(out_dir: Path) -> tuple[Path, Path]:
     """Write ``tools.json`` and ``queries.jsonl`` under ``out_dir``; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -88,11 +113,9 @@ def load(out_dir: Path) -> tuple[Path, Path]:
                 for fn in item.get("function") or []:
                     tools.setdefault(fn["name"], fn)
         for cat in QUERY_CATEGORIES:
-            answers = {
-                a["id"]: a for a in _jsonl(zf, f"bfcl_eval/data/possible_answer/BFCL_v4_{cat}.json")
-            }
+            answers = _answers(zf, cat)
             for item in _jsonl(zf, f"bfcl_eval/data/BFCL_v4_{cat}.json"):
-                truth = answers.get(item["id"], {}).get("ground_truth") or []
+                truth = answers.get(item["id"], [])
                 if len(truth) != 1:
                     continue  # single-call items only
                 (name,) = truth[0].keys()

@@ -287,6 +287,39 @@ def test_multi_step_request_retrieves_every_step(
     assert set(got) == {"convert_document_to_pdf", "send_email"}
 
 
+def test_each_step_keeps_its_best_tool_even_when_the_whole_request_prefers_others(
+    cards: list[ToolCard], embed: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The whole request likes three other tools best, and each step prefers its own tool by a
+    # small margin: adding the steps' scores would leave both steps' tools out of the top 3.
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(cards)
+    ids = {c.name: c.id for c in cards}
+    whole = {"get_weather": 0.9, "convert_currency": 0.8, "book_flight": 0.7}
+    whole |= {"convert_document_to_pdf": 0.6, "send_email": 0.5}
+    step_tool = {
+        "Convert the report to PDF": "convert_document_to_pdf",
+        "email it to Bob": "send_email",
+    }
+
+    def blended(query: str, pool: int, embedding: object = None) -> tuple[dict, dict]:
+        if query in step_tool:
+            scores = {ids[n]: (0.5 if n == step_tool[query] else 0.45) for n in ids}
+        else:
+            scores = {ids[n]: v for n, v in whole.items()}
+        return scores, dict(scores)
+
+    monkeypatch.setattr(index, "_blended", blended)
+    got = [
+        h.name for h in index.retrieve("Convert the report to PDF and then email it to Bob", k=3)
+    ]
+    # the whole request still leads; each step's tool takes one of the first three places
+    assert got == ["get_weather", "convert_document_to_pdf", "send_email"]
+    assert [h.name for h in index.retrieve("Convert the report to PDF", k=3)] == [
+        "convert_document_to_pdf", "book_flight", "convert_currency"
+    ]  # fmt: skip
+
+
 def test_metrics_match_hand_computation() -> None:
     queries = [
         RetrievalQuery(id="a", query="a", expected=["x"]),

@@ -7,9 +7,10 @@ stored vectors (kept in memory as one matrix: a 10k-tool pool is a 15 MB dot pro
 LanceDB's native full-text index over the same documents. ``hybrid`` fuses the two rankings by
 reciprocal rank; ``best`` adds to each card's cosine its BM25 score relative to the query's best
 BM25 match (weight ``BM25_WEIGHT``), which keeps the margins that rank fusion throws away, and
-splits requests that name several steps into sub-queries whose scores are added, so every
-step's tool is retrieved. A card's LLM-written requests (``ToolCard.synthetic``) get a vector
-each in a second table (``<table>_requests``): the card's cosine blends in its nearest request,
+splits requests that name several steps into sub-queries: each step's best tool is placed
+among the first (steps + 1) tools, so every step's tool is retrieved. A card's LLM-written
+requests (``ToolCard.synthetic``) get a vector each in a second table (``<table>_requests``):
+the card's cosine blends in its nearest request,
 so a question worded like a user's request finds the tool even when the description's words
 differ. The written requests also serve as a sample of the questions the pool will be asked:
 a card whose document sits close to many of them (a "hub", near every question) is ranked down
@@ -429,6 +430,33 @@ class ToolIndex:
                 scores[tid] += BM25_WEIGHT * s / best
         return scores, sims
 
+    def _cover_steps(
+        self, query: str, ranked: list[tuple[str, float]], sims: dict[str, float], pool: int
+    ) -> list[tuple[str, float]]:
+        """A multi-step request keeps the whole request's ranking, and each step's own best
+        tool that is not already in the first (steps + 1) places takes the last of them, so
+        every step's tool is retrieved while the whole request still leads. (Adding the steps'
+        scores to the whole request's instead did not cover them: on BFCL's multi-tool queries
+        it scored R@5 0.737, below no splitting at all, 0.742; this scores 0.788, and leaves
+        single-tool queries as they were.)"""
+        tops: list[tuple[str, float]] = []
+        for part in sub_queries(query):
+            part_scores, part_sims = self._blended(part, pool)
+            if not part_scores:
+                continue
+            top = min(part_scores.items(), key=lambda kv: (-kv[1], kv[0]))
+            sims[top[0]] = max(sims.get(top[0], -1.0), part_sims.get(top[0], -1.0))
+            if top[0] not in (t for t, _ in tops):
+                tops.append(top)
+        if not tops:
+            return ranked
+        window = len(tops) + 1
+        placed = {t for t, _ in ranked[:window]}
+        missing = [(t, s) for t, s in tops if t not in placed]
+        head = ranked[: window - len(missing)] + missing
+        taken = {t for t, _ in head}
+        return head + [(t, s) for t, s in ranked if t not in taken]
+
     def retrieve(
         self,
         query: str,
@@ -450,15 +478,9 @@ class ToolIndex:
         else:
             fuse = self._blended if strategy == "best" else self._fused
             scores, sims = fuse(query, pool, embedding)
-            if strategy == "best":
-                # Each step of a multi-step request adds its own scores at half weight: the
-                # whole request still leads, and every step's best tools rise into the top-k.
-                for part in sub_queries(query):
-                    part_scores, part_sims = fuse(part, pool)
-                    for tid, s in part_scores.items():
-                        scores[tid] = scores.get(tid, 0.0) + 0.5 * s
-                        sims[tid] = max(sims.get(tid, -1.0), part_sims.get(tid, -1.0))
             ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+            if strategy == "best":
+                ranked = self._cover_steps(query, ranked, sims, pool)
         hits = []
         for tid, score in ranked:
             sim = sims.get(tid)

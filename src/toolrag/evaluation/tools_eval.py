@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import get_args
 
@@ -36,7 +36,20 @@ def run_tool_eval(
     index_dir: Path | None = None,
 ) -> list[RetrievalReport]:
     """Evaluate each strategy on the same pool and queries, in this process."""
-    reports = []
+    return run_tool_evals(cards, {"queries": queries}, strategies, embed, ks, index_dir)["queries"]
+
+
+def run_tool_evals(
+    cards: Sequence[ToolCard],
+    query_sets: Mapping[str, Sequence[RetrievalQuery]],
+    strategies: Sequence[str],
+    embed: BaseEmbedding,
+    ks: Sequence[int] = (1, 5, 10),
+    index_dir: Path | None = None,
+) -> dict[str, list[RetrievalReport]]:
+    """Each strategy on several query sets over one pool (say single- and multi-tool
+    requests): the pool is indexed once per strategy, not once per set."""
+    reports: dict[str, list[RetrievalReport]] = {name: [] for name in query_sets}
     with tempfile.TemporaryDirectory(prefix="toolrag-eval-") as tmp:
         index: ToolIndex | None = None
         if any(s != "objectindex-default" for s in strategies):
@@ -44,5 +57,6 @@ def run_tool_eval(
             index.sync(cards)
         for strategy in strategies:
             search = searcher(strategy, cards, embed, index)
-            reports.append(evaluate(strategy, len(cards), queries, search, ks))
+            for name, queries in query_sets.items():
+                reports[name].append(evaluate(strategy, len(cards), queries, search, ks))
     return reports
