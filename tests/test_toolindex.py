@@ -121,6 +121,31 @@ def test_sub_queries() -> None:
     assert sub_queries("weather in Paris") == []
 
 
+def test_sub_queries_of_a_request_written_in_marked_sentences() -> None:
+    # Each sentence opened by a sequence word is a step; the sentences after it that carry its
+    # details stay with it, and a bare "and" inside a step joins its details.
+    assert sub_queries(
+        "Find the area of a rectangle with length 7 and breadth 3. Also, calculate the area of "
+        "a circle with radius 5."
+    ) == ["Find the area of a rectangle with length 7 and breadth 3",
+          "calculate the area of a circle with radius 5"]  # fmt: skip
+    assert sub_queries(
+        '"First, solve a quadratic equation where a is 5, b is 6, and c is 1. After that, '
+        "convert an RGB color to hex. The values are Red: 255, Green: 160, and Blue: 0. "
+        "Finally, reverse the string 'Hello'.\""
+    ) == [
+        "solve a quadratic equation where a is 5, b is 6, and c is 1",
+        "convert an RGB color to hex. The values are Red: 255, Green: 160, and Blue: 0",
+        "reverse the string 'Hello'",
+    ]
+    assert sub_queries("What is the weather in Paris? Also, what time is it in Tokyo?") == [
+        "What is the weather in Paris?",
+        "what time is it in Tokyo?",
+    ]
+    # sentences without sequence words are one request (context, then the ask)
+    assert sub_queries("Mr. Smith flies to Paris on Monday. What will the weather be there?") == []
+
+
 def test_index_persists_and_upserts_without_duplicates(
     cards: list[ToolCard], embed: object, tmp_path: Path
 ) -> None:
@@ -383,6 +408,24 @@ def test_eval_tools_cli_json(tmp_path: Path) -> None:
     best = rows[-1]
     assert best["recall@5"] == 1.0 and best["mrr"] == 1.0
     assert misses.exists()
+
+
+def test_eval_tools_cli_keeps_its_index_when_asked(tmp_path: Path, embed: object) -> None:
+    pool, queries = FIXTURES / "tools_small.json", FIXTURES / "queries_small.jsonl"
+    args = ["eval", "tools", "--tools", str(pool), "--queries", str(queries), "--strategy",
+            "best", "--json", "--misses", str(tmp_path / "m.jsonl"), "--index-dir",
+            str(tmp_path / "idx")]  # fmt: skip
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    # the pool is stored: reopening it embeds nothing, and a second run reports the same
+    report = ToolIndex(tmp_path / "idx", embed).sync(load_tool_list(pool))  # type: ignore[arg-type]
+    assert report.unchanged == 5 and report.embedded == 0
+    second = CliRunner().invoke(app, args)
+    assert second.exit_code == 0, second.output
+    keys = ("recall@1", "recall@5", "mrr", "n_tools")
+    assert [json.loads(first.stdout)[k] for k in keys] == [
+        json.loads(second.stdout)[k] for k in keys
+    ]
 
 
 def test_eval_tools_cli_errors(tmp_path: Path) -> None:

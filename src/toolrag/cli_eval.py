@@ -116,6 +116,13 @@ def eval_tools(
             "(toolrag's strategies; the plain ObjectIndex baseline stays as LlamaIndex builds it)."
         ),
     ] = False,
+    index_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Keep toolrag's ToolIndex in this folder: a later run over the same pool embeds "
+            "only the cards that changed (default: a temporary folder, embedded every run)."
+        ),
+    ] = None,
 ) -> None:
     """Recall@k, MRR, nDCG@10 and latency of tool retrieval, beside plain ObjectIndex."""
     from toolrag.cards import load_tool_list
@@ -131,7 +138,7 @@ def eval_tools(
             cards = SyntheticQueries(Settings().synthetic_db).augment(cards)
         qs = load_queries(queries, "expected_tools")
         _warn_unknown(qs, (c.name for c in cards), "tool(s)")
-        return run_tool_eval(cards, qs, chosen, make_embedding(Settings()), ks)
+        return run_tool_eval(cards, qs, chosen, make_embedding(Settings()), ks, index_dir)
 
     _run(strategy, STRATEGIES, k, run, as_json, misses, "tool retrieval", "n_tools")
 

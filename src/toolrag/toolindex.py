@@ -63,6 +63,16 @@ _STEP_RE = re.compile(
     re.IGNORECASE,
 )
 _AND_RE = re.compile(r"\s*,?\s*\band\b\s*", re.IGNORECASE)
+# A request written as sentences: a sentence ends at . ? or ! before a capital (or a quote or
+# bracket and a capital), and a sentence that opens with a sequence word starts a new step;
+# the sentences after it without one (its figures, its context) belong to that step.
+_SENTENCE_RE = re.compile(r"(?<=[.?!])[\"']?\s+(?=[\"'(]?[A-Z])")
+_MARKER_RE = re.compile(
+    r"^[\"'(]*(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?|then|next"
+    r"|after(?:wards| that| this)|finally|lastly|last|also|additionally|moreover|furthermore"
+    r"|in addition|besides|plus|and|meanwhile|now|on top of that)\b[\s,:]*",
+    re.IGNORECASE,
+)
 
 
 class ToolHit(BaseModel):
@@ -131,17 +141,51 @@ def _fts_covers(table: Any) -> bool:
     return False
 
 
-def sub_queries(query: str, min_words: int = 3) -> list[str]:
-    """Split a multi-step request into its steps ("convert X to PDF and then email it")."""
-    parts: list[str] = []
-    for step in _STEP_RE.split(query):
-        pieces = _AND_RE.split(step)
-        if len(pieces) > 1 and all(len(p.split()) >= 4 for p in pieces):
-            parts.extend(pieces)
+def _marked_steps(query: str) -> list[str]:
+    """The sentence groups of a request, each opened by a sequence word ("First, ...",
+    "Also, ...", "Finally, ..."), sequence words removed; one group when there are none."""
+    groups: list[str] = []
+    for sentence in _SENTENCE_RE.split(query.strip()):
+        if groups and not _MARKER_RE.match(sentence):
+            groups[-1] += " " + sentence
         else:
-            parts.append(step)
-    parts = [p.strip(" ,.") for p in parts if p and len(p.strip(" ,.").split()) >= min_words]
+            groups.append(_MARKER_RE.sub("", sentence))
+    return groups
+
+
+def sub_queries(query: str, min_words: int = 3) -> list[str]:
+    """Split a multi-step request into its steps ("convert X to PDF and then email it").
+
+    A request written as sentences with sequence words ("Find the area of the rectangle. Also,
+    calculate ...") has a step per marked sentence group, split further only on explicit step
+    words ("then", ";"): inside such a group a bare "and" joins a step's own details. Otherwise
+    a bare "and" splits too, when both sides are clauses of their own (4+ words)."""
+    parts: list[str] = []
+    groups = _marked_steps(query)
+    if len(groups) > 1:
+        parts = [step for group in groups for step in _STEP_RE.split(group)]
+    else:
+        for step in _STEP_RE.split(query):
+            pieces = _AND_RE.split(step)
+            if len(pieces) > 1 and all(len(p.split()) >= 4 for p in pieces):
+                parts.extend(pieces)
+            else:
+                parts.append(step)
+    parts = [t for t in map(_trim, parts) if len(t.split()) >= min_words]
     return parts if len(parts) > 1 else []
+
+
+def _trim(part: str) -> str:
+    """A step without the spaces, commas and full stops around it, nor the opening or closing
+    quote of a request written in quotes (a quote it opens and closes itself stays)."""
+    part = part.strip(" ,.")
+    for quote in "\"'":
+        if part.count(quote) % 2:
+            if part.startswith(quote):
+                part = part[1:]
+            elif part.endswith(quote):
+                part = part[:-1]
+    return part.strip(" ,.")
 
 
 class ToolIndex:
