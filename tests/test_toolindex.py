@@ -144,6 +144,7 @@ def test_sub_queries_of_a_request_written_in_marked_sentences() -> None:
     ]
     # sentences without sequence words are one request (context, then the ask)
     assert sub_queries("Mr. Smith flies to Paris on Monday. What will the weather be there?") == []
+    assert sub_queries("Next week I fly to Paris for a meeting. What will the weather be?") == []
 
 
 def test_index_persists_and_upserts_without_duplicates(

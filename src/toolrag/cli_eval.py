@@ -167,7 +167,7 @@ def eval_docs(
         qs = load_queries(queries, "expected_docs")
         return run_docs_eval(
             docs, qs, chosen, make_embedding(Settings()), ks,
-            on_loaded=lambda ids: _warn_unknown(qs, ids, "documents are"),
+            on_loaded=lambda ids: _warn_unknown(qs, ids, "document(s)"),
         )  # fmt: skip
 
     _run(strategy, DOC_STRATEGIES, k, run, as_json, misses, "document retrieval", "n_docs")

@@ -1,25 +1,24 @@
 """Tool RAG: a persistent index of tool cards that finds the few tools a question needs.
 
-Each card is indexed by its enriched document (:meth:`ToolCard.document`). The vectors live in
-a LanceDB table keyed by the card's stable id (name@version) with a content hash, so a rebuild
+Each card is indexed by its enriched document (:meth:`ToolCard.document`). The vectors live in a
+LanceDB table keyed by the card's stable id (name@version) with a content hash, so a rebuild
 re-embeds only the cards that changed and never appends duplicates. Dense scores come from the
 stored vectors (kept in memory as one matrix: a 10k-tool pool is a 15 MB dot product), BM25 from
 LanceDB's native full-text index over the same documents. ``hybrid`` fuses the two rankings by
 reciprocal rank; ``best`` adds to each card's cosine its BM25 score relative to the query's best
 BM25 match (weight ``BM25_WEIGHT``), which keeps the margins that rank fusion throws away, and
-splits requests that name several steps into sub-queries: each step's best tool is placed
-among the first (steps + 1) tools, so every step's tool is retrieved. A card's LLM-written
-requests (``ToolCard.synthetic``) get a vector each in a second table (``<table>_requests``):
-the card's cosine blends in its nearest request,
-so a question worded like a user's request finds the tool even when the description's words
-differ. The written requests also serve as a sample of the questions the pool will be asked:
-a card whose document sits close to many of them (a "hub", near every question) is ranked down
-by half its mean cosine with its ``HUB_K`` nearest requests, the CSLS correction of Conneau et
-al. (2018), so a generic tool stops crowding out the specific one a question names. With
-enough written requests the index also learns a linear query adapter from them
-(:mod:`toolrag.query_adapter`, saved beside the table and fitted again only when the cards or
-their requests change): questions are ranked against the documents in the adapted space, while
-the similarity reported (and the floor) stays the plain cosine.
+splits requests that name several steps into sub-queries: each step's best tool is placed among
+the first (steps + 1) tools, so every step's tool is retrieved. A card's LLM-written requests
+(``ToolCard.synthetic``) get a vector each in a second table (``<table>_requests``): the card's
+cosine blends in its nearest request, so a question worded like a user's request finds the tool
+even when the description's words differ. The written requests also serve as a sample of the
+questions the pool will be asked: a card whose document sits close to many of them (a "hub",
+near every question) is ranked down by half its mean cosine with its ``HUB_K`` nearest requests,
+the CSLS correction of Conneau et al. (2018), so a generic tool stops crowding out the specific
+one a question names. With enough written requests the index also learns a linear query adapter
+from them (:mod:`toolrag.query_adapter`, saved beside the table and fitted again only when the
+cards or their requests change): questions are ranked against the documents in the adapted
+space, while the similarity reported (and the floor) stays the plain cosine.
 """
 
 from __future__ import annotations
@@ -65,12 +64,13 @@ _STEP_RE = re.compile(
 _AND_RE = re.compile(r"\s*,?\s*\band\b\s*", re.IGNORECASE)
 # A request written as sentences: a sentence ends at . ? or ! before a capital (or a quote or
 # bracket and a capital), and a sentence that opens with a sequence word starts a new step;
-# the sentences after it without one (its figures, its context) belong to that step.
+# the sentences after it without one (its figures, its context) belong to that step. "Next"
+# and "Last" count only with a comma ("Next, ..."), not as in "Next week ...".
 _SENTENCE_RE = re.compile(r"(?<=[.?!])[\"']?\s+(?=[\"'(]?[A-Z])")
 _MARKER_RE = re.compile(
-    r"^[\"'(]*(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?|then|next"
-    r"|after(?:wards| that| this)|finally|lastly|last|also|additionally|moreover|furthermore"
-    r"|in addition|besides|plus|and|meanwhile|now|on top of that)\b[\s,:]*",
+    r"^[\"'(]*(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?|then"
+    r"|after(?:wards| that| this)|finally|lastly|also|additionally|moreover|furthermore"
+    r"|in addition|besides|plus|and|meanwhile|now|on top of that|(?:next|last)(?=\s*,))\b[\s,:]*",
     re.IGNORECASE,
 )
 
