@@ -178,8 +178,9 @@ def card_from_dict(item: Any) -> ToolCard:
         )
         raise InputError(
             f"Tool {str(data['name'])[:80]!r} is not a valid tool entry ({problems}).",
-            hint="parameters must be a JSON Schema object such as "
-            '{"type": "object", "properties": {...}}.',
+            hint="Fix the field named there: name and description are text, parameters a JSON "
+            'Schema object such as {"type": "object", "properties": {...}}, side_effect one of '
+            "read, write, delete, external.",
         ) from exc
 
 
