@@ -175,6 +175,12 @@ def sub_queries(query: str, min_words: int = 3) -> list[str]:
     return parts if len(parts) > 1 else []
 
 
+def _rank_order(item: tuple[str, float]) -> tuple[float, str]:
+    """How scored cards are ordered: highest score first, ties by id (so a step's best tool is
+    the one the ranking would put first)."""
+    return -item[1], item[0]
+
+
 def _trim(part: str) -> str:
     """A step without the spaces, commas and full stops around it, nor the opening or closing
     quote of a request written in quotes (a quote it opens and closes itself stays)."""
@@ -488,7 +494,7 @@ class ToolIndex:
             part_scores, part_sims = self._blended(part, pool)
             if not part_scores:
                 continue
-            top = min(part_scores.items(), key=lambda kv: (-kv[1], kv[0]))
+            top = min(part_scores.items(), key=_rank_order)
             sims[top[0]] = max(sims.get(top[0], -1.0), part_sims.get(top[0], -1.0))
             if top[0] not in (t for t, _ in tops):
                 tops.append(top)
@@ -522,7 +528,7 @@ class ToolIndex:
         else:
             fuse = self._blended if strategy == "best" else self._fused
             scores, sims = fuse(query, pool, embedding)
-            ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+            ranked = sorted(scores.items(), key=_rank_order)
             if strategy == "best":
                 ranked = self._cover_steps(query, ranked, sims, pool)
         hits = []
