@@ -112,7 +112,12 @@ class Settings(BaseSettings):
 
     # --- retrieval and agent -------------------------------------------------------------------
     top_k: int = Field(3, ge=1, le=50, description="Passages a content search returns.")
-    tool_top_k: int = Field(4, ge=1, le=50, description="Tools retrieved per question.")
+    tool_top_k: int = Field(
+        5,
+        ge=1,
+        le=50,
+        description="Tools retrieved per question (the router chooses among them).",
+    )
     chunk_size: int = Field(200, ge=64, description="Document chunk size in tokens.")
     chunk_overlap: int = Field(30, ge=0)
     max_iterations: int = Field(6, ge=1, le=50, description="Agent steps before a graceful stop.")
