@@ -176,3 +176,38 @@ def test_the_sample_examples_are_whole_valid_calls(
         )
     ]
     assert not bad
+
+
+def test_an_id_copied_from_an_example_question_gets_the_repair_round(
+    toolbox_factory: Callable[..., Toolbox], store: ExampleStore
+) -> None:
+    tb = toolbox_factory([])
+    tools = [t for t in tb.tools() if t.metadata.get_name() == SCHEDULE]
+    store.add_many(
+        [
+            Example(  # known only by its tool: shown without arguments
+                query="Which milestones are running late on GRB-107?",
+                calls=[ToolCallSpec(tool=SCHEDULE)],
+            ),
+            Example(  # a name mapped to a code: the code is not in the example's question
+                query="When is the Riverside Medical Office Building finished?",
+                calls=[ToolCallSpec(tool=SCHEDULE, arguments={"project": "GRB-101"})],
+            ),
+        ]
+    )
+    question = "When is substantial completion for GRB-104?"
+    llm = ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-107"})),
+                       _decision((SCHEDULE, {"project": "GRB-104"}))])  # fmt: skip
+    result = Router(llm, store, mode="dynamic").route(question, tools)
+    assert result.valid and result.repaired
+    assert (
+        result.decision is not None and result.decision.calls[0].arguments["project"] == "GRB-104"
+    )
+    repair_prompt = llm.prompts[1][0].content or ""
+    assert "'GRB-107' is copied from the example question" in repair_prompt
+    # a code the example mapped from a name, or one this question contains, is left alone
+    mapped = Router(ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-101"}))]), store)
+    kept = mapped.route("When is the Riverside MOB finished?", tools)
+    assert kept.valid and not kept.repaired
+    same = Router(ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-107"}))]), store)
+    assert same.route("Is GRB-107 late?", tools).valid
