@@ -193,6 +193,7 @@ def test_an_id_copied_from_an_example_question_gets_the_repair_round(
                 query="When is the Riverside Medical Office Building finished?",
                 calls=[ToolCallSpec(tool=SCHEDULE, arguments={"project": "GRB-101"})],
             ),
+            Example(query="Is GRB-101 behind schedule?", calls=[ToolCallSpec(tool=SCHEDULE)]),
         ]
     )
     question = "When is substantial completion for GRB-104?"
@@ -205,7 +206,8 @@ def test_an_id_copied_from_an_example_question_gets_the_repair_round(
     )
     repair_prompt = llm.prompts[1][0].content or ""
     assert "'GRB-107' is copied from the example question" in repair_prompt
-    # a code the example mapped from a name, or one this question contains, is left alone
+    # a code an example maps from a name (though another example's question spells it), or
+    # one this question contains, is left alone
     mapped = Router(ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-101"}))]), store)
     kept = mapped.route("When is the Riverside MOB finished?", tools)
     assert kept.valid and not kept.repaired

@@ -300,13 +300,18 @@ class Router:
         result = RouteResult(
             question=question, examples=[i for i, _ in chosen], tools_offered=list(by_name)
         )
+        examples = [e for _, e in chosen]
+
+        def checked(reply: str) -> tuple[RouteDecision | None, list[str]]:
+            decision, errors = check_decision(extract_json(reply), by_name)
+            if decision is not None:
+                errors += copied_values(question, decision, examples)
+            return decision, errors
+
         reply = self._ask(prompt, result)
         result.raw.append(reply)
         result.prompt = prompt
-        examples = [e for _, e in chosen]
-        decision, errors = check_decision(extract_json(reply), by_name)
-        if decision is not None:
-            errors += copied_values(question, decision, examples)
+        decision, errors = checked(reply)
         for _ in range(self.max_repairs):
             if not errors:
                 break
@@ -317,9 +322,7 @@ class Router:
             reply = self._ask(repair, result)
             result.raw.append(reply)
             result.prompt = repair
-            decision, errors = check_decision(extract_json(reply), by_name)
-            if decision is not None:
-                errors += copied_values(question, decision, examples)
+            decision, errors = checked(reply)
         result.decision, result.errors, result.valid = decision, errors, not errors
         return result
 
