@@ -60,7 +60,7 @@ def test_a_further_call_follows_the_routed_turn(toolbox_factory: Callable[..., T
             ]
         )
     )
-    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel, GRB-999?")
     assert [s.tool for s in answer.trace] == [SCHEDULE, SCHEDULE]
     assert [s.arguments["project"] for s in answer.trace] == ["GRB-999", "GRB-107"]
     assert "2027-01-29" in answer.answer

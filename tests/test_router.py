@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from llama_index.core.tools import BaseTool
 
 from toolrag import Settings, Toolbox
 from toolrag.embeddings import make_embedding
@@ -117,7 +118,7 @@ def test_run_executes_independent_calls_through_the_guard(
     llm = ScriptedLLM(
         [_decision((SCHEDULE, {"project": "GRB-104"}), (SCHEDULE, {"project": "GRB-101"}))]
     )
-    result = asyncio.run(Router(llm).arun("Compare the two schedules", tb.tools(), tb.guard))
+    result = asyncio.run(Router(llm).arun("Compare GRB-104 with GRB-101", tb.tools(), tb.guard))
     assert result.valid and [r.success for r in result.results] == [True, True]
     assert {r.sources[0].file for r in result.results} == {
         "schedules/GRB-104.csv",
@@ -178,6 +179,19 @@ def test_the_sample_examples_are_whole_valid_calls(
     assert not bad
 
 
+def _repaired_to(
+    store: ExampleStore, tools: list[BaseTool], question: str, bad: str, good: str
+) -> str:
+    """Route ``question`` with a first reply whose project is ``bad`` and a repaired one with
+    ``good``; check the repair took, and return the repair prompt."""
+    llm = ScriptedLLM([_decision((SCHEDULE, {"project": bad})),
+                       _decision((SCHEDULE, {"project": good}))])  # fmt: skip
+    result = Router(llm, store, mode="dynamic").route(question, tools)
+    assert result.valid and result.repaired
+    assert result.decision is not None and result.decision.calls[0].arguments["project"] == good
+    return llm.prompts[1][0].content or ""
+
+
 def test_an_id_copied_from_an_example_question_gets_the_repair_round(
     toolbox_factory: Callable[..., Toolbox], store: ExampleStore
 ) -> None:
@@ -196,15 +210,17 @@ def test_an_id_copied_from_an_example_question_gets_the_repair_round(
             Example(query="Is GRB-101 behind schedule?", calls=[ToolCallSpec(tool=SCHEDULE)]),
         ]
     )
+    # the question holds one id of the same shape: it is put back without a model call
     question = "When is substantial completion for GRB-104?"
-    llm = ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-107"})),
-                       _decision((SCHEDULE, {"project": "GRB-104"}))])  # fmt: skip
+    llm = ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-107"}))])
     result = Router(llm, store, mode="dynamic").route(question, tools)
-    assert result.valid and result.repaired
-    assert (
-        result.decision is not None and result.decision.calls[0].arguments["project"] == "GRB-104"
-    )
-    repair_prompt = llm.prompts[1][0].content or ""
+    assert result.valid and not result.repaired and len(llm.prompts) == 1
+    assert result.decision is not None
+    assert result.decision.calls[0].arguments["project"] == "GRB-104"
+    assert result.grounded == ["get_project_schedule.project: 'GRB-107' -> 'GRB-104'"]
+    # no id in the question: the repair round, told where the value came from
+    question = "When is substantial completion for the Cedar Valley fire station?"
+    repair_prompt = _repaired_to(store, tools, question, "GRB-107", "Cedar Valley Fire Station 7")
     assert "'GRB-107' is copied from the example question" in repair_prompt
     # a code an example maps from a name (though another example's question spells it), or
     # one this question contains, is left alone
@@ -213,3 +229,49 @@ def test_an_id_copied_from_an_example_question_gets_the_repair_round(
     assert kept.valid and not kept.repaired
     same = Router(ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-107"}))]), store)
     assert same.route("Is GRB-107 late?", tools).valid
+
+
+def test_a_code_the_question_does_not_give_gets_the_repair_round(
+    toolbox_factory: Callable[..., Toolbox], store: ExampleStore
+) -> None:
+    """The local model wrote GRB-107 (the code in the parameter's description) for "the
+    Riverside Medical Office Building" (GRB-101). A code no example maps from a name the
+    question uses is sent back; the name, a date written from words, or a code the question
+    spells is kept."""
+    tb = toolbox_factory([])
+    tools = [t for t in tb.tools() if t.metadata.get_name() in (SCHEDULE, "list_inspections")]
+    store.add(
+        Example(  # maps Summit Ridge Hotel to its code: no name shared with the question below
+            query="When does the Summit Ridge Hotel top out?",
+            calls=[ToolCallSpec(tool=SCHEDULE, arguments={"project": "GRB-107"})],
+        )
+    )
+    name = "Riverside Medical Office Building"
+    question = f"What is the planned substantial completion date for the {name}?"
+    repair_prompt = _repaired_to(store, tools, question, "GRB-107", name)
+    assert "'GRB-107' is not in the question" in repair_prompt
+    # another project's name (the one in the parameter's description) is sent back too
+    repair_prompt = _repaired_to(store, tools, question, "Summit Ridge Hotel", "Riverside")
+    assert "'Summit Ridge Hotel' is copied from the example question" in repair_prompt
+    assert f"this question gives {name!r}" in repair_prompt  # the value to write instead
+    # still ungrounded after the repair round: an optional argument is left out, the call runs
+    invented = _decision(("list_inspections", {"project": "GRB-104", "result": "failed"}))
+    llm = ScriptedLLM([invented, invented])
+    wide = Router(llm, store).route("Which inspections failed in December?", tools)
+    assert wide.valid and wide.repaired and wide.decision is not None
+    assert wide.decision.calls[0].arguments == {"result": "failed"}
+    assert wide.grounded == ["list_inspections.project: 'GRB-104' left out"]
+    # a required one is not: the decision stays invalid (the agent falls back to plain ReAct)
+    llm = ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-104"}))] * 2)
+    assert not Router(llm, store).route("When does the school finish?", tools).valid
+    # dates written from words, enum values and codes the question spells are grounded
+    dated = _decision(
+        ("list_inspections", {"project": "GRB-103", "since": "2025-12-01", "result": "failed"})
+    )
+    ok = Router(ScriptedLLM([dated]), store).route(
+        "Which inspections failed on GRB-103 in December 2025?", tools
+    )
+    assert ok.valid and not ok.repaired
+    # the same code for a question about the hotel: the example maps it from that name
+    hotel = Router(ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-107"}))]), store)
+    assert hotel.route("When is the hotel's final completion?", tools).valid

@@ -42,6 +42,12 @@ class RouteResult(BaseModel):
     valid: bool = False
     errors: list[str] = Field(default_factory=list, description="Left after the repair round.")
     repaired: bool = False
+    grounded: list[str] = Field(
+        default_factory=list,
+        description="Arguments changed to keep them grounded in the question: an id put back "
+        "from the question in place of a same-shaped one the model copied from elsewhere "
+        "(tool.argument: old -> new), or an optional argument left out after the repair round.",
+    )
     examples: list[str] = Field(default_factory=list, description="Ids of the few-shot examples.")
     tools_offered: list[str] = Field(default_factory=list)
     results: list[ToolResult] = Field(default_factory=list)

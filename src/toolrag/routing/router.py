@@ -11,8 +11,8 @@ clarifying question.
   where the tool takes any); an example known only by its tools (a card's example query, an
   expected-arguments subset that lacks a required one) shows just its tools, so the model never
   copies a call with missing arguments.
-- Every call is checked (the tool was offered, the arguments fit its schema, no id or code is
-  copied from an example's question that this question does not contain); a decision with
+- Every call is checked (the tool was offered, the arguments fit its schema, every id or code
+  in them is grounded in the question: :mod:`toolrag.routing.grounding`); a decision with
   errors gets one repair round in which the model sees the errors.
 - ``arun`` also executes the calls through the guard, independent calls in parallel.
 """
@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from toolrag.guard import ToolGuard
 from toolrag.prompting import describe_args, tool_schema
 from toolrag.routing.examples import Example, ExampleStore
+from toolrag.routing.grounding import drop_optional, ground_codes, ungrounded_values
 from toolrag.routing.models import RouteDecision, RouteResult, ToolCallSpec
 
 ExampleMode = Literal["none", "static", "dynamic"]
@@ -166,46 +167,6 @@ def _argument_errors(n: int, call: ToolCallSpec, tool: BaseTool) -> list[str]:
     return errors
 
 
-def _strings(value: Any) -> list[str]:
-    """Every string and number inside an argument value (lists and objects walked)."""
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return [str(value).strip()]
-    return []
-
-
-def copied_values(question: str, decision: RouteDecision, examples: Sequence[Example]) -> list[str]:
-    """Argument values a small model copied from an example instead of taking them from the
-    question: a value of 4+ characters with a digit in it (an id, a code, a date) that a shown
-    example's question spells out while this question does not. Such a value belongs to the
-    example's question (its RFI number, its project code), so the call would fetch another
-    record's data. A value some example maps from a name (a project's name in its question, the
-    code in its call) is left alone: the examples taught that mapping."""
-    asked = question.casefold()
-    errors = []
-    for n, call in enumerate(decision.calls):
-        for key, value in call.arguments.items():
-            for text in _strings(value):
-                folded = text.casefold()
-                if len(text) < 4 or not any(ch.isdigit() for ch in text) or folded in asked:
-                    continue
-                source = next((e for e in examples if folded in e.query.casefold()), None)
-                mapped = any(
-                    folded not in e.query.casefold()
-                    and folded in (s.casefold() for c in e.calls for s in _strings(c.arguments))
-                    for e in examples
-                )
-                if source is not None and not mapped:
-                    errors.append(
-                        f"calls[{n}].arguments.{key}: {text!r} is copied from the example "
-                        f"question {source.query!r}; take the value from this question."
-                    )
-    return errors
-
-
 def _counted(response: CompletionResponse, result: RouteResult | None) -> str:
     """The reply's text; its token usage (when the LLM reports it) added to ``result``."""
     usage = response.raw.get("usage") if isinstance(response.raw, dict) else None
@@ -293,7 +254,8 @@ class Router:
         tools: Sequence[BaseTool],
         plan: tuple[list[tuple[str, Example]], str] | None = None,
     ) -> RouteResult:
-        """Decide, validate, and repair once when the decision has errors. ``plan``: what
+        """Decide, validate, and repair once when the decision has errors; optional arguments
+        still not grounded in the question after that are left out. ``plan``: what
         :meth:`plan` returned for the same question and tools, when the caller has it."""
         by_name = {t.metadata.get_name(): t for t in tools}
         chosen, prompt = plan or self.plan(question, tools)
@@ -305,7 +267,10 @@ class Router:
         def checked(reply: str) -> tuple[RouteDecision | None, list[str]]:
             decision, errors = check_decision(extract_json(reply), by_name)
             if decision is not None:
-                errors += copied_values(question, decision, examples)
+                result.grounded += ground_codes(question, decision)
+                errors += [
+                    u.error for u in ungrounded_values(question, decision, examples, by_name)
+                ]
             return decision, errors
 
         reply = self._ask(prompt, result)
@@ -323,6 +288,13 @@ class Router:
             result.raw.append(reply)
             result.prompt = repair
             decision, errors = checked(reply)
+        if errors and decision is not None:  # the ungrounded optional arguments left out
+            found = ungrounded_values(question, decision, examples, by_name)
+            if len(found) == len(errors):
+                notes = drop_optional(decision, found, by_name)
+                if notes is not None:
+                    result.grounded += notes
+                    errors = []
         result.decision, result.errors, result.valid = decision, errors, not errors
         return result
 
@@ -343,4 +315,4 @@ class Router:
         return result
 
 
-__all__ = ["Router", "check_decision", "copied_values", "extract_json"]
+__all__ = ["Router", "check_decision", "extract_json"]

@@ -1,0 +1,249 @@
+"""Whether a decision's argument values come from the question.
+
+A small model fills in values it cannot know: a project's code for the project's name, an
+example's RFI number, the code or the name a parameter's description gives as its example
+(``"project": "GRB-107"`` or ``"Summit Ridge Hotel"`` for a question about the Riverside
+Medical Office Building). The call then runs, and fetches another record's data. Two checks
+catch such values, for any tool pool:
+
+- :func:`ground_codes` puts back an id the model mangled when the question holds exactly one
+  id of the same shape (``RFI-103-022`` copied from an example, for a question about
+  ``RFI-101-015``): no model call is needed.
+- :func:`ungrounded_values` names every other identifier or proper name that neither the
+  question nor a shown example's mapping supports; the router sends those to its repair round.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from llama_index.core.tools import BaseTool
+
+from toolrag.prompting import tool_schema
+from toolrag.routing.examples import Example
+from toolrag.routing.models import RouteDecision
+
+_AMOUNT = re.compile(r"[-+]?\d[\d,.]*[A-Za-z%]{0,4}")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]*[A-Za-z0-9]")
+
+
+def strings(value: Any) -> list[str]:
+    """Every string and number inside an argument value (lists and objects walked)."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return [str(value).strip()]
+    return []
+
+
+def folded(text: str) -> str:
+    """Letters and digits only, casefolded: ``GRB-107`` and ``grb 107`` compare equal."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def code_like(text: str) -> bool:
+    """An identifier a model cannot know unless it is given: one token of 4+ characters with a
+    letter and a digit in it (``GRB-107``, ``RFI-101-015``, ``INSP-101-06``). Dates and times
+    (written by the model from "March 2026"), numbers and amounts with a unit (``10mg``) are
+    not codes."""
+    if len(text) < 4 or any(ch.isspace() for ch in text) or _AMOUNT.fullmatch(text):
+        return False
+    if not any(ch.isdigit() for ch in text) or not any(ch.isalpha() for ch in text):
+        return False
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return True
+    return False
+
+
+def _stem(word: str) -> str:
+    """A word casefolded, a plural ``s`` dropped (``Dollars`` and ``dollar`` compare equal)."""
+    w = word.casefold()
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def _capitalised(text: str, skip_first: bool) -> set[str]:
+    words = _WORD.findall(text)[1 if skip_first else 0 :]
+    return {_stem(w) for w in words if len(w) >= 3 and w[0].isupper()}
+
+
+def name_like(text: str) -> bool:
+    """A proper name: two or more words, every word of 4+ letters capitalised
+    (``Summit Ridge Hotel``, ``Cedar Valley Fire Station 7``), not a phrase or a sentence."""
+    words = _WORD.findall(text)
+    long = [w for w in words if len(w) >= 4 and not w.isdigit()]
+    return len(_capitalised(text, False)) >= 2 and all(w[0].isupper() for w in long)
+
+
+_SPAN = re.compile(
+    r"[A-Z][A-Za-z0-9'&.-]*(?:\s+(?:(?:of|the|and|de|la|du|von)\s+)?[A-Z0-9][A-Za-z0-9'&.-]*)*"
+)
+
+
+def given_values(question: str) -> list[str]:
+    """What the question names: its ids and codes, and its runs of capitalised words (its
+    first word left out when it stands alone), in order (``Riverside Medical Office
+    Building``, ``RFI-101-015``). The repair round shows them, so the model has the value to
+    write instead of inventing one."""
+    found: list[str] = []
+    for t in _TOKEN.findall(question):
+        if code_like(t) and t not in found:
+            found.append(t)
+    for m in _SPAN.finditer(question):
+        span = re.sub(r"'s?$", "", m[0].rstrip("."))
+        if m.start() == 0:
+            span = span.partition(" ")[2]
+        if len(span) >= 3 and span not in found and not code_like(span):
+            found.append(span)
+    return found
+
+
+def _shape(text: str) -> str:
+    return re.sub(r"[A-Za-z]", "A", re.sub(r"\d", "9", text))
+
+
+def _enum_values(tool: BaseTool | None) -> set[str]:
+    """Every value a tool's schema lists as allowed (``enum``): the model may pick those."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            found.update(folded(str(v)) for v in node.get("enum") or [])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(tool_schema(tool) if tool is not None else None)
+    return found
+
+
+def ground_codes(question: str, decision: RouteDecision) -> list[str]:
+    """Put the question's id in place of a code-like argument the question does not contain
+    when the question holds exactly one id of that shape (letters and digits in the same
+    places): the model copied a neighbour's id (an example's) instead of this one. Changes
+    ``decision`` in place; returns a note per value replaced."""
+    asked = folded(question)
+    ids = {t for t in _TOKEN.findall(question) if code_like(t)}
+    notes = []
+    for call in decision.calls:
+        for key, value in call.arguments.items():
+            if not isinstance(value, str) or not code_like(value) or folded(value) in asked:
+                continue
+            same = {t for t in ids if _shape(t.upper()) == _shape(value.upper())}
+            if len(same) == 1:
+                (call.arguments[key],) = same
+                notes.append(f"{call.tool}.{key}: {value!r} -> {call.arguments[key]!r}")
+    return notes
+
+
+class Ungrounded(NamedTuple):
+    """One argument whose value the question does not give, and the error for the model."""
+
+    call: int
+    key: str
+    error: str
+
+
+def ungrounded_values(
+    question: str,
+    decision: RouteDecision,
+    examples: Sequence[Example],
+    tools: Mapping[str, BaseTool] | None = None,
+) -> list[Ungrounded]:
+    """The identifiers and proper names in the arguments that the question does not give.
+
+    A code-like value (:func:`code_like`) is grounded when the question contains it; a
+    proper name (:func:`name_like`) when the question uses one of its words. Either is also
+    grounded when a shown example maps it from a name this question also uses (the example's
+    question says "Riverside Medical Office Building", its call says ``GRB-101``, and this
+    question says "Riverside"), and when the tool's schema lists it (an ``enum``). Any other
+    is an error for the repair round, which asks for the value as the question states it (the
+    name, where the tool accepts one) or no value for an optional argument."""
+    asked = folded(question)
+    words = {_stem(w) for w in _WORD.findall(question)}
+    given = given_values(question)
+    hint = (
+        "this question gives " + ", ".join(repr(v) for v in given[:6])
+        if given
+        else "this question gives no such value"
+    )
+    errors = []
+    for n, call in enumerate(decision.calls):
+        allowed = _enum_values((tools or {}).get(call.tool))
+        for key, value in call.arguments.items():
+            for text in strings(value):
+                fold = folded(text)
+                if fold in allowed:
+                    continue
+                if code_like(text):
+                    if fold in asked:
+                        continue
+                elif not name_like(text) or _capitalised(text, False) & words:
+                    continue
+                mapped = any(
+                    fold not in folded(e.query)
+                    and _capitalised(e.query, True) & words
+                    and fold in (folded(s) for c in e.calls for s in strings(c.arguments))
+                    for e in examples
+                )
+                if mapped:
+                    continue
+                source = next((e for e in examples if fold in folded(e.query)), None)
+                where = (
+                    f"is copied from the example question {source.query!r}"
+                    if source is not None
+                    else "is not in the question, and no example maps it from a name it uses"
+                )
+                error = (
+                    f"calls[{n}].arguments.{key}: {text!r} {where}; {hint}. Take the value "
+                    "from this question (write a name as the question gives it where the tool "
+                    "accepts names), or leave out an optional argument the question does not "
+                    "give."
+                )
+                errors.append(Ungrounded(n, key, error))
+                break
+    return errors
+
+
+def drop_optional(
+    decision: RouteDecision,
+    found: Sequence[Ungrounded],
+    tools: Mapping[str, BaseTool],
+) -> list[str] | None:
+    """Leave out ungrounded arguments the tools do not require (a project filter the question
+    never gave), after the repair round could not fix them: the call then runs wider instead
+    of on another record. None, with ``decision`` untouched, when one of them is required."""
+    drops = []
+    for n, key, _ in found:
+        call = decision.calls[n]
+        schema = tool_schema(tools[call.tool]) if call.tool in tools else None
+        if schema is None or key in (schema.get("required") or []):
+            return None
+        drops.append((call, key))
+    notes = []
+    for call, key in drops:
+        if key in call.arguments:
+            notes.append(f"{call.tool}.{key}: {call.arguments.pop(key)!r} left out")
+    return notes
+
+
+__all__ = [
+    "Ungrounded",
+    "code_like",
+    "drop_optional",
+    "folded",
+    "given_values",
+    "ground_codes",
+    "name_like",
+    "strings",
+    "ungrounded_values",
+]
