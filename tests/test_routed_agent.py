@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 
 from toolrag import Toolbox
+from toolrag.events import AgentEvent, listening
 from toolrag.llms import chatml_messages_to_prompt
 
 from .conftest import final, react
@@ -92,3 +93,20 @@ def test_an_invalid_decision_falls_back_to_react(toolbox_factory: Callable[..., 
     assert answer.tools_called == [SCHEDULE] and "2027-01-29" in answer.answer
     record = tb.decisions.records()[-1]
     assert record.id == answer.route_id and not record.valid
+
+
+def test_a_copied_id_is_put_back_before_the_call_runs(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """The router's reply names another project's code than the one the question gives: the
+    call runs on the question's project, and the route event says what was changed."""
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-101"}}]}  # fmt: skip
+    tb = _routed(toolbox_factory([json.dumps(decision), final("Final completion: 2027-03-15.")]))
+    events: list[AgentEvent] = []
+    with listening(events.append):
+        answer = tb.ask("When is final completion planned for GRB-107?")
+    assert answer.trace[0].arguments == {"project": "GRB-107"}
+    assert answer.sources[0].file == "schedules/GRB-107.csv"
+    route = next(e for e in events if e.kind == "route")
+    assert route.data["grounded"] == [f"{SCHEDULE}.project: 'GRB-101' -> 'GRB-107'"]

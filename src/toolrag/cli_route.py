@@ -69,6 +69,8 @@ def route(
     for call, res in zip(decision.calls, results, strict=True):
         status = "" if res is None else (" -> ok" if res.success else f" -> {res.error_code}")
         out.print(f"  {call.tool}({json.dumps(call.arguments)}){status}")
+    for note in result.grounded:  # arguments the router changed to keep them in the question
+        out.print(f"  [dim]grounded: {note}[/dim]")
     err.print(f"rate it: toolrag examples rate {result.id} --good|--bad")
 
 

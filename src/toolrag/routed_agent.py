@@ -127,7 +127,7 @@ async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
         tools=offered,
         text=decision.model_dump_json() if decision else "; ".join(routed.errors),
         success=routed.valid,
-        data={"decision_id": routed.id, "repaired": routed.repaired},
+        data={"decision_id": routed.id, "repaired": routed.repaired, "grounded": routed.grounded},
     )
     if routed.valid and decision is not None and decision.action != "call_tools":
         answer = Answer(
