@@ -16,6 +16,7 @@ from toolrag.embeddings import make_embedding
 from toolrag.evaluation.questions import load_questions
 from toolrag.llms import ScriptedLLM
 from toolrag.routing import Example, ExampleStore, LeakageError, Router, ToolCallSpec
+from toolrag.routing.grounding import code_like
 from toolrag.routing.router import _valid_call, extract_json
 
 SCHEDULE = "get_project_schedule"
@@ -272,6 +273,10 @@ def test_a_code_the_question_does_not_give_gets_the_repair_round(
         "Which inspections failed on GRB-103 in December 2025?", tools
     )
     assert ok.valid and not ok.repaired
+    # numbers, URLs, schema defaults and names the prompt never showed are the model's own
+    assert not any(code_like(v) for v in ("1e-09", "8.854e-12", "https://h/v1/x2", "10mg"))
+    own = _decision(("list_inspections", {"project": "Los Angeles Union Station"}))
+    assert Router(ScriptedLLM([own]), store).route("Any inspections in LA?", tools).valid
     # the same code for a question about the hotel: the example maps it from that name
     hotel = Router(ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-107"}))]), store)
     assert hotel.route("When is the hotel's final completion?", tools).valid

@@ -15,6 +15,7 @@ catch such values, for any tool pool:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -48,19 +49,22 @@ def folded(text: str) -> str:
 
 
 def code_like(text: str) -> bool:
-    """An identifier a model cannot know unless it is given: one token of 4+ characters with a
-    letter and a digit in it (``GRB-107``, ``RFI-101-015``, ``INSP-101-06``). Dates and times
-    (written by the model from "March 2026"), numbers and amounts with a unit (``10mg``) are
-    not codes."""
-    if len(text) < 4 or any(ch.isspace() for ch in text) or _AMOUNT.fullmatch(text):
+    """An identifier a model cannot know unless it is given: one token of 4+ characters with an
+    ASCII letter and digit in it (``GRB-107``, ``RFI-101-015``, ``INSP-101-06``). Dates and
+    times (written by the model from "March 2026"), numbers (``1e-09``), amounts with a unit
+    (``10mg``) and values composed of parts such as URLs, paths and e-mail addresses are not
+    codes."""
+    if len(text) < 4 or any(ch.isspace() or ch in "/@\\" for ch in text):
         return False
-    if not any(ch.isdigit() for ch in text) or not any(ch.isalpha() for ch in text):
+    if _AMOUNT.fullmatch(text) or not re.search(r"[0-9]", text) or not re.search("[A-Za-z]", text):
         return False
-    try:
-        datetime.fromisoformat(text)
-    except ValueError:
-        return True
-    return False
+    for parse in (float, datetime.fromisoformat):
+        try:
+            parse(text)
+        except ValueError:
+            continue
+        return False
+    return True
 
 
 def _stem(word: str) -> str:
@@ -109,13 +113,16 @@ def _shape(text: str) -> str:
     return re.sub(r"[A-Za-z]", "A", re.sub(r"\d", "9", text))
 
 
-def _enum_values(tool: BaseTool | None) -> set[str]:
-    """Every value a tool's schema lists as allowed (``enum``): the model may pick those."""
+def _schema_values(tool: BaseTool | None) -> set[str]:
+    """Every value a tool's schema lists as allowed (``enum``) or gives as a ``default``: the
+    model may pick those."""
     found: set[str] = set()
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             found.update(folded(str(v)) for v in node.get("enum") or [])
+            if isinstance(node.get("default"), (str, int, float)):
+                found.add(folded(str(node["default"])))
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):
@@ -161,14 +168,24 @@ def ungrounded_values(
 ) -> list[Ungrounded]:
     """The identifiers and proper names in the arguments that the question does not give.
 
-    A code-like value (:func:`code_like`) is grounded when the question contains it; a
-    proper name (:func:`name_like`) when the question uses one of its words. Either is also
-    grounded when a shown example maps it from a name this question also uses (the example's
-    question says "Riverside Medical Office Building", its call says ``GRB-101``, and this
-    question says "Riverside"), and when the tool's schema lists it (an ``enum``). Any other
-    is an error for the repair round, which asks for the value as the question states it (the
-    name, where the tool accepts one) or no value for an optional argument."""
+    A code-like value (:func:`code_like`) is grounded when the question contains it. A proper
+    name (:func:`name_like`) is checked only when the prompt showed it, in an example or in an
+    offered tool's description or schema (the names a small model copies), and is grounded
+    when the question uses one of its words: a name the model knows ("Los Angeles" for "LA")
+    is its own. Either is also grounded when a shown example maps it from a name this question
+    also uses (the example's question says "Riverside Medical Office Building", its call says
+    ``GRB-101``, and this question says "Riverside"), and when the tool's schema lists it (an
+    ``enum`` or a ``default``). Any other is an error for the repair round, which asks for
+    the value as the question states it (the name, where the tool accepts one) or no value for
+    an optional argument."""
     asked = folded(question)
+    shown = folded(
+        " ".join(e.query + " " + e.model_dump_json() for e in examples)
+        + " ".join(
+            t.metadata.description + json.dumps(tool_schema(t) or {})
+            for t in (tools or {}).values()
+        )
+    )
     words = {_stem(w) for w in _WORD.findall(question)}
     given = given_values(question)
     hint = (
@@ -178,7 +195,7 @@ def ungrounded_values(
     )
     errors = []
     for n, call in enumerate(decision.calls):
-        allowed = _enum_values((tools or {}).get(call.tool))
+        allowed = _schema_values((tools or {}).get(call.tool))
         for key, value in call.arguments.items():
             for text in strings(value):
                 fold = folded(text)
@@ -187,7 +204,7 @@ def ungrounded_values(
                 if code_like(text):
                     if fold in asked:
                         continue
-                elif not name_like(text) or _capitalised(text, False) & words:
+                elif not name_like(text) or fold not in shown or _capitalised(text, False) & words:
                     continue
                 mapped = any(
                     fold not in folded(e.query)
