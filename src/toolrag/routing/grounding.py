@@ -3,14 +3,15 @@
 A small model fills in values it cannot know: a project's code for the project's name, an
 example's RFI number, the code or the name a parameter's description gives as its example
 (``"project": "GRB-107"`` or ``"Summit Ridge Hotel"`` for a question about the Riverside
-Medical Office Building). The call then runs, and fetches another record's data. Two checks
-catch such values, for any tool pool:
+Medical Office Building). The call then runs, and fetches another record's data. For any
+tool pool:
 
 - :func:`ground_codes` puts back an id the model mangled when the question holds exactly one
   id of the same shape (``RFI-103-022`` copied from an example, for a question about
   ``RFI-101-015``): no model call is needed.
 - :func:`ungrounded_values` names every other identifier or proper name that neither the
   question nor a shown example's mapping supports; the router sends those to its repair round.
+- :func:`drop_optional` leaves out the optional arguments still ungrounded after that round.
 """
 
 from __future__ import annotations

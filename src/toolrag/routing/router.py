@@ -33,7 +33,12 @@ from pydantic import ValidationError
 from toolrag.guard import ToolGuard
 from toolrag.prompting import describe_args, tool_schema
 from toolrag.routing.examples import Example, ExampleStore
-from toolrag.routing.grounding import drop_optional, ground_codes, ungrounded_values
+from toolrag.routing.grounding import (
+    Ungrounded,
+    drop_optional,
+    ground_codes,
+    ungrounded_values,
+)
 from toolrag.routing.models import RouteDecision, RouteResult, ToolCallSpec
 
 ExampleMode = Literal["none", "static", "dynamic"]
@@ -264,19 +269,18 @@ class Router:
         )
         examples = [e for _, e in chosen]
 
-        def checked(reply: str) -> tuple[RouteDecision | None, list[str]]:
+        def checked(reply: str) -> tuple[RouteDecision | None, list[str], list[Ungrounded]]:
             decision, errors = check_decision(extract_json(reply), by_name)
+            found: list[Ungrounded] = []
             if decision is not None:
                 result.grounded += ground_codes(question, decision)
-                errors += [
-                    u.error for u in ungrounded_values(question, decision, examples, by_name)
-                ]
-            return decision, errors
+                found = ungrounded_values(question, decision, examples, by_name)
+            return decision, errors + [u.error for u in found], found
 
         reply = self._ask(prompt, result)
         result.raw.append(reply)
         result.prompt = prompt
-        decision, errors = checked(reply)
+        decision, errors, found = checked(reply)
         for _ in range(self.max_repairs):
             if not errors:
                 break
@@ -287,14 +291,12 @@ class Router:
             reply = self._ask(repair, result)
             result.raw.append(reply)
             result.prompt = repair
-            decision, errors = checked(reply)
-        if errors and decision is not None:  # the ungrounded optional arguments left out
-            found = ungrounded_values(question, decision, examples, by_name)
-            if len(found) == len(errors):
-                notes = drop_optional(decision, found, by_name)
-                if notes is not None:
-                    result.grounded += notes
-                    errors = []
+            decision, errors, found = checked(reply)
+        if errors and decision is not None and len(found) == len(errors):
+            notes = drop_optional(decision, found, by_name)  # ungrounded optional arguments
+            if notes is not None:
+                result.grounded += notes
+                errors = []
         result.decision, result.errors, result.valid = decision, errors, not errors
         return result
 
