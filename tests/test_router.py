@@ -219,6 +219,11 @@ def test_an_id_copied_from_an_example_question_gets_the_repair_round(
     assert result.decision is not None
     assert result.decision.calls[0].arguments["project"] == "GRB-104"
     assert result.grounded == ["get_project_schedule.project: 'GRB-107' -> 'GRB-104'"]
+    # a reply the repair round replaced leaves no note: the notes describe the decision kept
+    bad = _decision((SCHEDULE, {"project": "GRB-107", "colour": "red"}))
+    llm = ScriptedLLM([bad, _decision((SCHEDULE, {"project": "GRB-104"}))])
+    result = Router(llm, store, mode="dynamic").route(question, tools)
+    assert result.valid and result.repaired and result.grounded == []
     # no id in the question: the repair round, told where the value came from
     question = "When is substantial completion for the Cedar Valley fire station?"
     repair_prompt = _repaired_to(store, tools, question, "GRB-107", "Cedar Valley Fire Station 7")
@@ -262,6 +267,19 @@ def test_a_code_the_question_does_not_give_gets_the_repair_round(
     assert wide.valid and wide.repaired and wide.decision is not None
     assert wide.decision.calls[0].arguments == {"result": "failed"}
     assert wide.grounded == ["list_inspections.project: 'GRB-104' left out"]
+    # a code a tool's parameter description pairs with the name the question uses is grounded
+    # (list_inspections: "Project code (GRB-101) or name (Riverside Medical Office Building)");
+    # another project's code is not, nor is that code for another project
+    paired = _decision(("list_inspections", {"project": "GRB-101"}))
+    riverside = "Which inspections failed at the Riverside Medical Office Building?"
+    kept = Router(ScriptedLLM([paired]), store).route(riverside, tools)
+    assert kept.valid and not kept.repaired
+    other = _decision(("list_inspections", {"project": "GRB-103"}))
+    sent_back = Router(ScriptedLLM([other, paired]), store).route(riverside, tools)
+    assert sent_back.repaired and sent_back.valid
+    harbor = _decision((SCHEDULE, {"project": "GRB-101"}))
+    wrong = Router(ScriptedLLM([harbor, harbor]), store)
+    assert not wrong.route("When does the Harbor Point job finish?", tools).valid
     # a required one is not: the decision stays invalid (the agent falls back to plain ReAct)
     llm = ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-104"}))] * 2)
     assert not Router(llm, store).route("When does the school finish?", tools).valid

@@ -134,6 +134,16 @@ def _schema_values(tool: BaseTool | None) -> set[str]:
     return found
 
 
+def _descriptions(node: Any) -> list[str]:
+    """Every ``description`` in a JSON schema (the parameters' own)."""
+    if isinstance(node, dict):
+        own = [node["description"]] if isinstance(node.get("description"), str) else []
+        return own + [d for v in node.values() for d in _descriptions(v)]
+    if isinstance(node, list):
+        return [d for v in node for d in _descriptions(v)]
+    return []
+
+
 def ground_codes(question: str, decision: RouteDecision) -> list[str]:
     """Put the question's id in place of a code-like argument the question does not contain
     when the question holds exactly one id of that shape (letters and digits in the same
@@ -151,6 +161,29 @@ def ground_codes(question: str, decision: RouteDecision) -> list[str]:
                 (call.arguments[key],) = same
                 notes.append(f"{call.tool}.{key}: {value!r} -> {call.arguments[key]!r}")
     return notes
+
+
+_CLAUSE = re.compile(r"(?<=[.;,!?])\s+|\n\s*\n")
+
+
+def _clauses(text: str) -> list[str]:
+    """A text cut at its sentence and clause marks (``.;,!?`` before a space) and blank
+    lines (a docstring's wrapped lines stay one clause)."""
+    return [c for c in _CLAUSE.split(text) if c.strip()]
+
+
+def _paired(fold: str, clauses: Sequence[str], names: set[str]) -> bool:
+    """Whether a clause of a shown text pairs the code ``fold`` with a proper name this
+    question uses: "Project code (GRB-101) or name (Riverside Medical Office Building)" pairs
+    ``GRB-101`` with a question about "Riverside Medical"; ``names``: the question's
+    capitalised words, stemmed."""
+    for clause in clauses:
+        if fold not in folded(clause):
+            continue
+        for m in _SPAN.finditer(clause):
+            if name_like(m[0]) and _capitalised(m[0], False) & names:
+                return True
+    return False
 
 
 class Ungrounded(NamedTuple):
@@ -176,10 +209,16 @@ def ungrounded_values(
     is its own. Either is also grounded when a shown example maps it from a name this question
     also uses (the example's question says "Riverside Medical Office Building", its call says
     ``GRB-101``, and this question says "Riverside"), and when the tool's schema lists it (an
-    ``enum`` or a ``default``). Any other is an error for the repair round, which asks for
-    the value as the question states it (the name, where the tool accepts one) or no value for
-    an optional argument."""
+    ``enum`` or a ``default``). A code is also grounded when a clause of an offered tool's
+    description or parameter descriptions pairs it with a name the question uses ("Project
+    code (GRB-101) or name (Riverside Medical Office Building)"). Any other is an error for the
+    repair round, which asks for the value as the question states it (the name, where the tool
+    accepts one) or no value for an optional argument."""
     asked = folded(question)
+    tool_texts = [
+        "\n\n".join([t.metadata.description, *_descriptions(tool_schema(t))])
+        for t in (tools or {}).values()
+    ]
     shown = folded(
         " ".join(e.query + " " + e.model_dump_json() for e in examples)
         + " ".join(
@@ -187,7 +226,9 @@ def ungrounded_values(
             for t in (tools or {}).values()
         )
     )
+    clauses = [c for text in tool_texts for c in _clauses(text)]
     words = {_stem(w) for w in _WORD.findall(question)}
+    names = _capitalised(question, True)
     given = given_values(question)
     hint = (
         "this question gives " + ", ".join(repr(v) for v in given[:6])
@@ -203,7 +244,7 @@ def ungrounded_values(
                 if fold in allowed:
                     continue
                 if code_like(text):
-                    if fold in asked:
+                    if fold in asked or _paired(fold, clauses, names):
                         continue
                 elif not name_like(text) or fold not in shown or _capitalised(text, False) & words:
                     continue

@@ -269,18 +269,23 @@ class Router:
         )
         examples = [e for _, e in chosen]
 
-        def checked(reply: str) -> tuple[RouteDecision | None, list[str], list[Ungrounded]]:
+        def checked(
+            reply: str,
+        ) -> tuple[RouteDecision | None, list[str], list[Ungrounded], list[str]]:
+            """The reply's decision, its errors, its ungrounded arguments, and the notes of
+            the ids put back in it."""
             decision, errors = check_decision(extract_json(reply), by_name)
             found: list[Ungrounded] = []
+            notes: list[str] = []
             if decision is not None:
-                result.grounded += ground_codes(question, decision)
+                notes = ground_codes(question, decision)
                 found = ungrounded_values(question, decision, examples, by_name)
-            return decision, errors + [u.error for u in found], found
+            return decision, errors + [u.error for u in found], found, notes
 
         reply = self._ask(prompt, result)
         result.raw.append(reply)
         result.prompt = prompt
-        decision, errors, found = checked(reply)
+        decision, errors, found, notes = checked(reply)
         for _ in range(self.max_repairs):
             if not errors:
                 break
@@ -291,11 +296,12 @@ class Router:
             reply = self._ask(repair, result)
             result.raw.append(reply)
             result.prompt = repair
-            decision, errors, found = checked(reply)
+            decision, errors, found, notes = checked(reply)
+        result.grounded = notes  # the notes of the reply kept, not of one replaced
         if errors and decision is not None and len(found) == len(errors):
-            notes = drop_optional(decision, found, by_name)  # ungrounded optional arguments
-            if notes is not None:
-                result.grounded += notes
+            dropped = drop_optional(decision, found, by_name)  # ungrounded optional arguments
+            if dropped is not None:
+                result.grounded += dropped
                 errors = []
         result.decision, result.errors, result.valid = decision, errors, not errors
         return result
