@@ -16,7 +16,8 @@ Setups, each over every selected question, one after the other:
 The baselines run through the same ``run_agent`` loop (trace, graceful stop at the cap, loop
 stop) without toolrag's repair turns. Per question: answer accuracy (the expected keywords in
 the answer), tool accuracy (every expected tool called), distractor calls, tool calls, LLM calls,
-seconds, prompt tokens. Records are appended to ``runs/agent/records.jsonl`` as they come, so an
+seconds, prompt tokens. Each setup first answers one untimed warm-up question (``WARMUP``).
+Records are appended to ``runs/agent/records.jsonl`` as they come, so an
 interrupted run resumes where it stopped (``--fresh`` starts over).
 
     .venv/bin/python benchmarks/agent.py [--limit N] [--setups all_tools,objectindex,toolrag]
@@ -182,6 +183,13 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+WARMUP = "Hello! What can you help me with?"
+"""Asked once, untimed, before a setup's first timed question in a process: the first call
+of a process pages the model in, and a setup whose prompt starts with a fixed part (all 50
+tools in the system prompt) has llama.cpp read that part once and keep it. Without it a
+resumed run would charge that one-time cost to whichever question came first."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=0, help="Questions (0: all eligible).")
@@ -238,6 +246,8 @@ def main() -> None:
             f"LLM {type(tb.llm).__name__}"
         )
         for setup in setups:
+            if any((setup, q.id) not in done for q in chosen):  # untimed: see WARMUP
+                asyncio.run(runner.answer(setup, WARMUP))
             for n, q in enumerate(chosen, start=1):
                 key = (setup, q.id)
                 if key not in done:
@@ -285,6 +295,7 @@ def main() -> None:
         "pool": len(tb.tools()),
         "distractor_seed": args.seed,
         "questions": [q.id for q in chosen],
+        "warmup": WARMUP,
         "results": results,
         "targets": verdict,
     }
