@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -114,34 +114,33 @@ def _shape(text: str) -> str:
     return re.sub(r"[A-Za-z]", "A", re.sub(r"\d", "9", text))
 
 
-def _schema_values(tool: BaseTool | None) -> set[str]:
+def _schema_nodes(node: Any) -> Iterator[dict[str, Any]]:
+    """Every object in a JSON schema, the schema itself and its parameters' included."""
+    if isinstance(node, dict):
+        yield node
+        for v in node.values():
+            yield from _schema_nodes(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _schema_nodes(v)
+
+
+def _schema_values(schema: dict[str, Any] | None) -> set[str]:
     """Every value a tool's schema lists as allowed (``enum``) or gives as a ``default``: the
     model may pick those."""
     found: set[str] = set()
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            found.update(folded(str(v)) for v in node.get("enum") or [])
-            if isinstance(node.get("default"), (str, int, float)):
-                found.add(folded(str(node["default"])))
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(tool_schema(tool) if tool is not None else None)
+    for node in _schema_nodes(schema):
+        found.update(folded(str(v)) for v in node.get("enum") or [])
+        if isinstance(node.get("default"), (str, int, float)):
+            found.add(folded(str(node["default"])))
     return found
 
 
-def _descriptions(node: Any) -> list[str]:
+def _descriptions(schema: dict[str, Any] | None) -> list[str]:
     """Every ``description`` in a JSON schema (the parameters' own)."""
-    if isinstance(node, dict):
-        own = [node["description"]] if isinstance(node.get("description"), str) else []
-        return own + [d for v in node.values() for d in _descriptions(v)]
-    if isinstance(node, list):
-        return [d for v in node for d in _descriptions(v)]
-    return []
+    return [
+        n["description"] for n in _schema_nodes(schema) if isinstance(n.get("description"), str)
+    ]
 
 
 def ground_codes(question: str, decision: RouteDecision) -> list[str]:
@@ -215,18 +214,16 @@ def ungrounded_values(
     repair round, which asks for the value as the question states it (the name, where the tool
     accepts one) or no value for an optional argument."""
     asked = folded(question)
-    tool_texts = [
-        "\n\n".join([t.metadata.description, *_descriptions(tool_schema(t))])
-        for t in (tools or {}).values()
-    ]
+    offered = {name: (t.metadata.description, tool_schema(t)) for name, t in (tools or {}).items()}
     shown = folded(
         " ".join(e.query + " " + e.model_dump_json() for e in examples)
-        + " ".join(
-            t.metadata.description + json.dumps(tool_schema(t) or {})
-            for t in (tools or {}).values()
-        )
+        + " ".join(text + json.dumps(schema or {}) for text, schema in offered.values())
     )
-    clauses = [c for text in tool_texts for c in _clauses(text)]
+    clauses = [
+        c
+        for text, schema in offered.values()
+        for c in _clauses("\n\n".join([text, *_descriptions(schema)]))
+    ]
     words = {_stem(w) for w in _WORD.findall(question)}
     names = _capitalised(question, True)
     given = given_values(question)
@@ -237,7 +234,7 @@ def ungrounded_values(
     )
     errors = []
     for n, call in enumerate(decision.calls):
-        allowed = _schema_values((tools or {}).get(call.tool))
+        allowed = _schema_values(offered.get(call.tool, ("", None))[1])
         for key, value in call.arguments.items():
             for text in strings(value):
                 fold = folded(text)
