@@ -17,6 +17,7 @@ from toolrag.evaluation.questions import load_questions
 from toolrag.llms import ScriptedLLM
 from toolrag.routing import Example, ExampleStore, LeakageError, Router, ToolCallSpec
 from toolrag.routing.grounding import code_like
+from toolrag.routing.names import masked
 from toolrag.routing.router import _valid_call, extract_json
 
 SCHEDULE = "get_project_schedule"
@@ -97,6 +98,45 @@ def test_dynamic_examples_are_the_nearest_ones(store: ExampleStore) -> None:
     assert Router(ScriptedLLM([]), store, mode="none").choose_examples("x", ["weather"]) == []
 
 
+def test_examples_are_chosen_by_the_shape_of_the_request_then_by_its_names(
+    store: ExampleStore, tmp_path: Path
+) -> None:
+    assert masked("Which cost code is over budget on the Summit Ridge Hotel, and by how much?") == (
+        "Which cost code is over budget on the Name, and by how much?"
+    )
+    assert masked("Has RFI-107-031 been answered?") == "Has ID been answered?"
+    over_budget = "On GRB-103, which budget line has actual costs exceeding its budget?"
+    same_project = [
+        ("What insurance limits does the Summit Ridge Hotel prime contract require?", "docs"),
+        ("How many safety incidents has the Summit Ridge Hotel had this year?", "site"),
+        ("Which RFIs are still open on the Summit Ridge Hotel?", "rfis"),
+        ("When did the Summit Ridge Hotel finish excavation?", "schedule"),
+    ]
+    store.add_many(
+        [Example(query=over_budget, calls=[ToolCallSpec(tool="run_sql")])]
+        + [Example(query=q, calls=[ToolCallSpec(tool=t)]) for q, t in same_project]
+    )
+    question = "Which cost code is over budget on the Summit Ridge Hotel, and by how much?"
+    # the whole question's nearest examples are the ones naming its project ...
+    by_query = [e.query for _, e, _ in store.select(question, k=2, k_named=2)]
+    assert over_budget not in by_query
+    assert all("Summit Ridge Hotel" in q for q in by_query)
+    # ... its shape's nearest is the same kind of request, about another project; the rest of
+    # the k come from the whole question
+    picked = [e.query for _, e, _ in store.select(question, k=3, k_named=2)]
+    assert picked[0] == over_budget
+    assert all("Summit Ridge Hotel" in q for q in picked[1:])
+    # the router shows the nearest by shape last, beside the question
+    router = Router(ScriptedLLM([]), store, mode="dynamic", k_examples=3)
+    chosen = router.choose_examples(question, ["run_sql", "docs", "site", "rfis", "schedule"])
+    assert chosen[-1][1].query == over_budget
+    # a store written before shapes were kept gets them when it is opened
+    with store._conn:
+        store._conn.execute("UPDATE examples SET shape = NULL")
+    reopened = ExampleStore(store.path, store.embed)
+    assert [e.query for _, e, _ in reopened.select(question, k=3, k_named=2)] == picked
+
+
 def test_examples_close_to_a_test_question_are_refused(store: ExampleStore) -> None:
     store.register_test_questions([("t1", "When is substantial completion for the hotel?")])
     with pytest.raises(LeakageError, match="cosine"):
@@ -160,6 +200,10 @@ def test_examples_show_a_whole_call_only_when_it_is_valid(
     assert f"{retainage}\nTools: search_documents\n" in shown
     assert 'Question: Hello!\nJSON: {"action":"answer_directly"' in shown
     assert shown.count("JSON: {") == 2  # the two valid ones; the last "JSON:" is the question's
+    # the whole replies come last, beside the question, each group in the order given: the
+    # model writes its reply in the form of the nearest
+    order = [shown.index(f"Question: {e.query}\n") for e in examples]
+    assert order[1] < order[2] < order[0] < order[3]
 
 
 def test_the_sample_examples_are_whole_valid_calls(
@@ -298,3 +342,46 @@ def test_a_code_the_question_does_not_give_gets_the_repair_round(
     # the same code for a question about the hotel: the example maps it from that name
     hotel = Router(ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-107"}))]), store)
     assert hotel.route("When is the hotel's final completion?", tools).valid
+
+
+def test_an_id_inside_a_sql_statement_is_grounded_like_a_whole_value(
+    toolbox_factory: Callable[..., Toolbox], store: ExampleStore
+) -> None:
+    """The local model copied the example's project code into its SQL ("... project_code =
+    'GRB-109'" for a question about the Summit Ridge Hotel) and the query read another
+    project's invoices. An id inside a longer value is checked like a whole one."""
+    tb = toolbox_factory([])
+    tools = [t for t in tb.tools() if t.metadata.get_name() == "run_sql"]
+    copied = "SELECT SUM(amount) FROM invoices WHERE project_code = 'GRB-109' AND status = 'paid'"
+    store.add(
+        Example(
+            query="What is the total of paid invoices on GRB-109?",
+            calls=[ToolCallSpec(tool="run_sql", arguments={"sql": copied})],
+        )
+    )
+    # the question holds one id of the same shape: put back inside the statement
+    question = "What is the total of paid invoices on GRB-107?"
+    result = Router(ScriptedLLM([_decision(("run_sql", {"sql": copied}))]), store).route(
+        question, tools
+    )
+    assert result.valid and not result.repaired and result.decision is not None
+    assert result.decision.calls[0].arguments["sql"] == copied.replace("GRB-109", "GRB-107")
+    assert result.grounded == ["run_sql.sql: 'GRB-109' -> 'GRB-107'"]
+    # the question names the project: the repair round, which repeats the question last
+    question = "What is the total of paid invoices on the Summit Ridge Hotel?"
+    joined = (
+        "SELECT SUM(i.amount) FROM invoices i JOIN projects p ON p.code = i.project_code "
+        "WHERE p.name = 'Summit Ridge Hotel' AND i.status = 'paid'"
+    )
+    llm = ScriptedLLM(
+        [_decision(("run_sql", {"sql": copied})), _decision(("run_sql", {"sql": joined}))]
+    )
+    fixed = Router(llm, store).route(question, tools)
+    assert fixed.valid and fixed.repaired
+    repair_prompt = llm.prompts[1][0].content or ""
+    assert "calls[0].arguments.sql: 'GRB-109' is copied from the example question" in repair_prompt
+    assert repair_prompt.rstrip().endswith(f"Question: {question}\nJSON:")
+    # ids the question spells, and statements without ids, pass as they are
+    spelled = "SELECT amount FROM invoices WHERE invoice_no = 'INV-V07-2025-0294'"
+    asked = "How much was invoice INV-V07-2025-0294?"
+    assert Router(ScriptedLLM([_decision(("run_sql", {"sql": spelled}))])).route(asked, tools).valid

@@ -1,6 +1,13 @@
 """The few-shot example store: questions with the tool calls that answer them, in SQLite with
 their embeddings, chosen per question by cosine similarity.
 
+Each example has two vectors: its question's, and its question's *shape*, the question with its
+ids and proper names masked (:func:`toolrag.routing.names.masked`: "Which cost code is over
+budget on the Name?"). Most examples are chosen by shape, so a question gets examples of the
+same kind of request (the tool and the form of its arguments) rather than every example that
+names the same project; a few are chosen by the whole question, and show the calls made for
+the records it names (a project's code for its name).
+
 It starts from the tool cards' example queries and ``data/questions/examples.jsonl``, and grows
 with confirmed routing decisions (``toolrag examples promote``). Any example whose embedding has
 a cosine of 0.9 or more with a registered test question is refused, so the evaluation split
@@ -24,13 +31,14 @@ from pydantic import BaseModel, Field
 from toolrag.cards import ToolCard
 from toolrag.errors import InputError
 from toolrag.routing.models import ToolCallSpec
+from toolrag.routing.names import masked
 
 LEAKAGE_COSINE = 0.9
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS examples (
   id TEXT PRIMARY KEY, query TEXT NOT NULL, calls TEXT NOT NULL, source TEXT NOT NULL,
-  vector BLOB NOT NULL
+  vector BLOB NOT NULL, shape BLOB
 );
 CREATE TABLE IF NOT EXISTS test_questions (
   id TEXT PRIMARY KEY, query TEXT NOT NULL, vector BLOB NOT NULL
@@ -84,21 +92,44 @@ class ExampleStore:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(path, check_same_thread=False)
         self._conn.executescript(_SCHEMA)
+        columns = {r[1] for r in self._conn.execute("PRAGMA table_info(examples)")}
+        if "shape" not in columns:  # a store written before shapes were kept
+            with self._conn:
+                self._conn.execute("ALTER TABLE examples ADD COLUMN shape BLOB")
         self._examples: list[Example] = []
         self._ids: list[str] = []
         self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._shapes = np.zeros((0, 0), dtype=np.float32)
         self._tests = np.zeros((0, 0), dtype=np.float32)
         self._test_ids: list[str] = []
         self._reload()
 
+    def _shape_vectors(self, queries: Sequence[str]) -> list[np.ndarray]:
+        return [_unit(v) for v in self.embed.get_text_embedding_batch([masked(q) for q in queries])]
+
     def _reload(self) -> None:
+        missing = self._conn.execute(
+            "SELECT id, query FROM examples WHERE shape IS NULL"
+        ).fetchall()
+        if missing:
+            vectors = self._shape_vectors([q for _, q in missing])
+            with self._lock, self._conn:
+                self._conn.executemany(
+                    "UPDATE examples SET shape = ? WHERE id = ?",
+                    [(v.tobytes(), i) for (i, _), v in zip(missing, vectors, strict=True)],
+                )
         rows = self._conn.execute(
-            "SELECT id, query, calls, source, vector FROM examples"
+            "SELECT id, query, calls, source, vector, shape FROM examples"
         ).fetchall()
         self._ids = [r[0] for r in rows]
         self._examples = [Example(query=r[1], calls=json.loads(r[2]), source=r[3]) for r in rows]
         self._matrix = (
             np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows])
+            if rows
+            else np.zeros((0, 0), dtype=np.float32)
+        )
+        self._shapes = (
+            np.stack([np.frombuffer(r[5], dtype=np.float32) for r in rows])
             if rows
             else np.zeros((0, 0), dtype=np.float32)
         )
@@ -145,8 +176,9 @@ class ExampleStore:
         if not unique:
             return 0, []
         vectors = [_unit(v) for v in self.embed.get_text_embedding_batch([e.query for e in unique])]
+        shapes = self._shape_vectors([e.query for e in unique])
         rows, refusals = [], []
-        for example, vector in zip(unique, vectors, strict=True):
+        for example, vector, shape in zip(unique, vectors, shapes, strict=True):
             close = self.closest_test_question(vector)
             if close is not None and close[1] >= LEAKAGE_COSINE:
                 message = (
@@ -160,9 +192,10 @@ class ExampleStore:
                 refusals.append(message)
                 continue
             calls = json.dumps([c.model_dump() for c in example.calls])
-            rows.append((example.id, example.query, calls, example.source, vector.tobytes()))
+            blobs = (vector.tobytes(), shape.tobytes())
+            rows.append((example.id, example.query, calls, example.source, *blobs))
         with self._lock, self._conn:
-            self._conn.executemany("INSERT OR IGNORE INTO examples VALUES (?, ?, ?, ?, ?)", rows)
+            self._conn.executemany("INSERT OR IGNORE INTO examples VALUES (?, ?, ?, ?, ?, ?)", rows)
         self._reload()
         return len(rows), refusals
 
@@ -196,20 +229,29 @@ class ExampleStore:
 
     # --- choosing ------------------------------------------------------------------------------
     def select(
-        self, query: str, k: int = 8, tools: Iterable[str] | None = None
+        self, query: str, k: int = 8, tools: Iterable[str] | None = None, k_named: int = 2
     ) -> list[tuple[str, Example, float]]:
-        """The ``k`` examples nearest to ``query`` (cosine), among those whose calls use only
-        ``tools`` when given (an example with no call, "no tool", always qualifies)."""
+        """The ``k`` examples for ``query``, among those whose calls use only ``tools`` when
+        given (an example with no call, "no tool", always qualifies): the ``k - k_named``
+        nearest by shape (cosine of the masked questions: the same kind of request), then the
+        ``k_named`` nearest by the whole question among the rest (the same project or record).
+        Each comes with the cosine it was chosen by; the nearest by shape first."""
         if not self._examples:
             return []
         allowed = set(tools) if tools is not None else None
-        sims = self._matrix @ _unit(self.embed.get_query_embedding(query))
-        out = []
-        for i in np.argsort(-sims):
-            example = self._examples[int(i)]
-            if allowed is not None and not example.tools <= allowed:
-                continue
-            out.append((self._ids[int(i)], example, float(sims[int(i)])))
-            if len(out) == k:
-                break
-        return out
+        ok = [i for i, e in enumerate(self._examples) if allowed is None or e.tools <= allowed]
+        if not ok:
+            return []
+        vector = _unit(self.embed.get_query_embedding(query))
+        shape = masked(query)
+        by_query = self._matrix[ok] @ vector
+        by_shape = self._shapes[ok] @ (
+            vector if shape == query else _unit(self.embed.get_query_embedding(shape))
+        )
+        picked: dict[int, float] = {}  # position in ok -> the cosine it was chosen by
+        for sims, quota in ((by_shape, max(k - k_named, 0)), (by_query, k)):
+            for j in np.argsort(-sims, kind="stable"):
+                if len(picked) >= quota:
+                    break
+                picked.setdefault(int(j), float(sims[j]))
+        return [(self._ids[ok[j]], self._examples[ok[j]], sim) for j, sim in picked.items()]

@@ -6,9 +6,10 @@ example's RFI number, the code or the name a parameter's description gives as it
 Medical Office Building). The call then runs, and fetches another record's data. For any
 tool pool:
 
-- :func:`ground_codes` puts back an id the model mangled when the question holds exactly one
-  id of the same shape (``RFI-103-022`` copied from an example, for a question about
-  ``RFI-101-015``): no model call is needed.
+- :func:`ground_codes` puts back an id the model mangled (a whole value, or one inside a SQL
+  statement or a phrase) when the question holds exactly one id of the same shape
+  (``RFI-103-022`` copied from an example, for a question about ``RFI-101-015``): no model
+  call is needed.
 - :func:`ungrounded_values` names every other identifier or proper name that neither the
   question nor a shown example's mapping supports; the router sends those to its repair round.
 - :func:`drop_optional` leaves out the optional arguments still ungrounded after that round.
@@ -19,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
 from typing import Any, NamedTuple
 
 from llama_index.core.tools import BaseTool
@@ -27,10 +27,17 @@ from llama_index.core.tools import BaseTool
 from toolrag.prompting import tool_schema
 from toolrag.routing.examples import Example
 from toolrag.routing.models import RouteDecision
+from toolrag.routing.names import _SPAN, _TOKEN, code_like, folded, given_values
 
-_AMOUNT = re.compile(r"[-+]?\d[\d,.]*[A-Za-z%]{0,4}")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]*[A-Za-z0-9]")
+
+
+def embedded_codes(text: str) -> list[str]:
+    """The ids inside a longer value, such as a SQL statement or a search phrase
+    (``GRB-109`` in ``... WHERE project_code = 'GRB-109'``); none for a value of one token."""
+    if not any(ch.isspace() for ch in text):
+        return []
+    return [t for t in _TOKEN.findall(text) if code_like(t)]
 
 
 def strings(value: Any) -> list[str]:
@@ -42,30 +49,6 @@ def strings(value: Any) -> list[str]:
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return [str(value).strip()]
     return []
-
-
-def folded(text: str) -> str:
-    """Letters and digits only, casefolded: ``GRB-107`` and ``grb 107`` compare equal."""
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
-
-
-def code_like(text: str) -> bool:
-    """An identifier a model cannot know unless it is given: one token of 4+ characters with an
-    ASCII letter and digit in it (``GRB-107``, ``RFI-101-015``, ``INSP-101-06``). Dates and
-    times (written by the model from "March 2026"), numbers (``1e-09``), amounts with a unit
-    (``10mg``) and values composed of parts such as URLs, paths and e-mail addresses are not
-    codes."""
-    if len(text) < 4 or any(ch.isspace() or ch in "/@\\" for ch in text):
-        return False
-    if _AMOUNT.fullmatch(text) or not re.search(r"[0-9]", text) or not re.search("[A-Za-z]", text):
-        return False
-    for parse in (float, datetime.fromisoformat):
-        try:
-            parse(text)
-        except ValueError:
-            continue
-        return False
-    return True
 
 
 def _stem(word: str) -> str:
@@ -85,29 +68,6 @@ def name_like(text: str) -> bool:
     words = _WORD.findall(text)
     long = [w for w in words if len(w) >= 4 and not w.isdigit()]
     return len(_capitalised(text, False)) >= 2 and all(w[0].isupper() for w in long)
-
-
-_SPAN = re.compile(
-    r"[A-Z][A-Za-z0-9'&.-]*(?:\s+(?:(?:of|the|and|de|la|du|von)\s+)?[A-Z0-9][A-Za-z0-9'&.-]*)*"
-)
-
-
-def given_values(question: str) -> list[str]:
-    """What the question names: its ids and codes, and its runs of capitalised words (its
-    first word left out when it stands alone), in order (``Riverside Medical Office
-    Building``, ``RFI-101-015``). The repair round shows them, so the model has the value to
-    write instead of inventing one."""
-    found: list[str] = []
-    for t in _TOKEN.findall(question):
-        if code_like(t) and t not in found:
-            found.append(t)
-    for m in _SPAN.finditer(question):
-        span = re.sub(r"'s?$", "", m[0].rstrip("."))
-        if m.start() == 0:
-            span = span.partition(" ")[2]
-        if len(span) >= 3 and span not in found and not code_like(span):
-            found.append(span)
-    return found
 
 
 def _shape(text: str) -> str:
@@ -153,12 +113,17 @@ def ground_codes(question: str, decision: RouteDecision) -> list[str]:
     notes = []
     for call in decision.calls:
         for key, value in call.arguments.items():
-            if not isinstance(value, str) or not code_like(value) or folded(value) in asked:
+            if not isinstance(value, str):
                 continue
-            same = {t for t in ids if _shape(t.upper()) == _shape(value.upper())}
-            if len(same) == 1:
-                (call.arguments[key],) = same
-                notes.append(f"{call.tool}.{key}: {value!r} -> {call.arguments[key]!r}")
+            for code in [value] if code_like(value) else embedded_codes(value):
+                if folded(code) in asked:
+                    continue
+                same = {t for t in ids if _shape(t.upper()) == _shape(code.upper())}
+                if len(same) == 1:
+                    (given,) = same
+                    pattern = rf"(?<![A-Za-z0-9]){re.escape(code)}(?![A-Za-z0-9])"
+                    call.arguments[key] = re.sub(pattern, given, call.arguments[key])
+                    notes.append(f"{call.tool}.{key}: {code!r} -> {given!r}")
     return notes
 
 
@@ -201,7 +166,8 @@ def ungrounded_values(
 ) -> list[Ungrounded]:
     """The identifiers and proper names in the arguments that the question does not give.
 
-    A code-like value (:func:`code_like`) is grounded when the question contains it. A proper
+    A code-like value (:func:`code_like`), or one inside a longer value such as a SQL
+    statement (:func:`embedded_codes`), is grounded when the question contains it. A proper
     name (:func:`name_like`) is checked only when the prompt showed it, in an example or in an
     offered tool's description or schema (the names a small model copies), and is grounded
     when the question uses one of its words: a name the model knows ("Los Angeles" for "LA")
@@ -236,7 +202,7 @@ def ungrounded_values(
     for n, call in enumerate(decision.calls):
         allowed = _schema_values(offered.get(call.tool, ("", None))[1])
         for key, value in call.arguments.items():
-            for text in strings(value):
+            for text in [t for s in strings(value) for t in (s, *embedded_codes(s))]:
                 fold = folded(text)
                 if fold in allowed:
                     continue

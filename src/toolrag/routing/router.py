@@ -4,8 +4,9 @@ clarifying question.
 - Structured output: a JSON-schema grammar for llama.cpp (the reply cannot be anything but a
   ``RouteDecision``), ``structured_predict`` (function calling / structured outputs) for
   function-calling LLMs such as OpenAI's, and a parsed JSON reply for any other LLM.
-- Few-shot examples, 5-10 per question, from the :class:`ExampleStore`: ``dynamic`` picks the
-  nearest by embedding among examples that use the offered tools, ``static`` the same first
+- Few-shot examples, 5-10 per question, from the :class:`ExampleStore`: ``dynamic`` picks
+  among examples that use the offered tools, most by the shape of the request (its names and
+  ids masked) and two by the whole question, ``static`` the same first
   example of each offered tool for every question, ``none`` no examples. An example is shown
   as the whole JSON reply only when its calls would pass the checks below (and carry arguments
   where the tool takes any); an example known only by its tools (a card's example query, an
@@ -60,7 +61,9 @@ REPAIR = """{prompt} {reply}
 
 That JSON has problems:
 {errors}
-Reply with the corrected JSON object only.
+Fix them, or call another listed tool if this one cannot answer the question. Reply with the
+corrected JSON object for this question, not for an example's:
+Question: {question}
 JSON:"""
 
 _grammar_lock = threading.Lock()
@@ -93,6 +96,10 @@ def _example_block(example: Example, tools: dict[str, BaseTool]) -> str:
         action="call_tools" if example.calls else "answer_directly", calls=example.calls
     )
     return f"Question: {example.query}\nJSON: {decision.model_dump_json(exclude_defaults=False)}"
+
+
+def _is_reply(block: str) -> bool:
+    return "\nJSON: " in block
 
 
 def extract_json(text: str) -> dict[str, Any] | None:
@@ -215,7 +222,10 @@ class Router:
 
     def prompt(self, question: str, tools: Sequence[BaseTool], examples: Sequence[Example]) -> str:
         by_name = {t.metadata.get_name(): t for t in tools}
-        block = "\n".join(_example_block(e, by_name) for e in examples)
+        # examples shown as whole replies last, beside the question (their order kept): the
+        # model writes its reply in the form of the nearest one
+        blocks = sorted((_example_block(e, by_name) for e in examples), key=_is_reply)
+        block = "\n".join(blocks)
         return INSTRUCTIONS.format(
             tools="\n".join(_tool_block(t) for t in tools),
             examples=f"\nExamples:\n{block}\n" if block else "",
@@ -291,7 +301,10 @@ class Router:
                 break
             result.repaired = True
             repair = REPAIR.format(
-                prompt=prompt, reply=reply.strip(), errors="\n".join(f"- {e}" for e in errors)
+                prompt=prompt,
+                reply=reply.strip(),
+                errors="\n".join(f"- {e}" for e in errors),
+                question=question,
             )
             reply = self._ask(repair, result)
             result.raw.append(reply)

@@ -1,0 +1,82 @@
+"""The identifiers and proper names a request gives, found without a model.
+
+- :func:`code_like`: an id a model cannot know unless it is given (``GRB-107``, ``RFI-101-015``).
+- :func:`given_values`: the ids and the runs of capitalised words of a question, in order.
+- :func:`masked`: the question with those replaced by placeholders, which leaves the shape of the
+  request ("Which cost code is over budget on the Name?"): what the few-shot example store
+  compares when it looks for examples of the same kind of request rather than of the same
+  project.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+_AMOUNT = re.compile(r"[-+]?\d[\d,.]*[A-Za-z%]{0,4}")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]*[A-Za-z0-9]")
+
+
+def folded(text: str) -> str:
+    """Letters and digits only, casefolded: ``GRB-107`` and ``grb 107`` compare equal."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def code_like(text: str) -> bool:
+    """An identifier a model cannot know unless it is given: one token of 4+ characters with an
+    ASCII letter and digit in it (``GRB-107``, ``RFI-101-015``, ``INSP-101-06``). Dates and
+    times (written by the model from "March 2026"), numbers (``1e-09``), amounts with a unit
+    (``10mg``) and values composed of parts such as URLs, paths and e-mail addresses are not
+    codes."""
+    if len(text) < 4 or any(ch.isspace() or ch in "/@\\" for ch in text):
+        return False
+    if _AMOUNT.fullmatch(text) or not re.search(r"[0-9]", text) or not re.search("[A-Za-z]", text):
+        return False
+    for parse in (float, datetime.fromisoformat):
+        try:
+            parse(text)
+        except ValueError:
+            continue
+        return False
+    return True
+
+
+_SPAN = re.compile(
+    r"[A-Z][A-Za-z0-9'&.-]*(?:\s+(?:(?:of|the|and|de|la|du|von)\s+)?[A-Z0-9][A-Za-z0-9'&.-]*)*"
+)
+
+
+def given_values(question: str) -> list[str]:
+    """What the question names: its ids and codes, and its runs of capitalised words (its
+    first word left out when it stands alone), in order (``Riverside Medical Office
+    Building``, ``RFI-101-015``). The repair round shows them, so the model has the value to
+    write instead of inventing one."""
+    found: list[str] = []
+    for t in _TOKEN.findall(question):
+        if code_like(t) and t not in found:
+            found.append(t)
+    for m in _SPAN.finditer(question):
+        span = re.sub(r"'s?$", "", m[0].rstrip("."))
+        if m.start() == 0:
+            span = span.partition(" ")[2]
+        if len(span) >= 3 and span not in found and not code_like(span):
+            found.append(span)
+    return found
+
+
+CODE_MASK = "ID"
+NAME_MASK = "Name"
+
+
+def masked(text: str) -> str:
+    """``text`` with each value :func:`given_values` finds replaced by a placeholder (``ID`` for
+    an id or code, ``Name`` for a proper name), longest first: "Which cost code is over budget
+    on the Summit Ridge Hotel?" -> "Which cost code is over budget on the Name?"."""
+    out = text
+    for value in sorted(given_values(text), key=len, reverse=True):
+        mask = CODE_MASK if code_like(value) else NAME_MASK
+        out = re.sub(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", mask, out)
+    return out
+
+
+__all__ = ["code_like", "folded", "given_values", "masked"]
