@@ -105,7 +105,8 @@ CELLS = [
         "## 6. Tool retrieval, then the router's decision\n\nThe ToolIndex ranks the tools "
         "for a question (RRF score and cosine); the router turns the question and those tools "
         "into validated calls, run through the guard, with few-shot examples chosen by "
-        "similarity. Every decision is logged and can be rated.",
+        "similarity, most by the shape of the request (its names and ids masked) and two by "
+        "the whole question. Every decision is logged and can be rated.",
     ),
     (
         "code",
