@@ -27,7 +27,7 @@ from llama_index.core.tools import BaseTool
 from toolrag.prompting import tool_schema
 from toolrag.routing.examples import Example
 from toolrag.routing.models import RouteDecision
-from toolrag.routing.names import _SPAN, _TOKEN, code_like, folded, given_values
+from toolrag.routing.names import NAME_SPAN, TOKEN, code_like, folded, given_values
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
@@ -37,7 +37,7 @@ def embedded_codes(text: str) -> list[str]:
     (``GRB-109`` in ``... WHERE project_code = 'GRB-109'``); none for a value of one token."""
     if not any(ch.isspace() for ch in text):
         return []
-    return [t for t in _TOKEN.findall(text) if code_like(t)]
+    return [t for t in TOKEN.findall(text) if code_like(t)]
 
 
 def strings(value: Any) -> list[str]:
@@ -109,7 +109,7 @@ def ground_codes(question: str, decision: RouteDecision) -> list[str]:
     places): the model copied a neighbour's id (an example's) instead of this one. Changes
     ``decision`` in place; returns a note per value replaced."""
     asked = folded(question)
-    ids = {t for t in _TOKEN.findall(question) if code_like(t)}
+    ids = {t for t in TOKEN.findall(question) if code_like(t)}
     notes = []
     for call in decision.calls:
         for key, value in call.arguments.items():
@@ -144,7 +144,7 @@ def _paired(fold: str, clauses: Sequence[str], names: set[str]) -> bool:
     for clause in clauses:
         if fold not in folded(clause):
             continue
-        for m in _SPAN.finditer(clause):
+        for m in NAME_SPAN.finditer(clause):
             if name_like(m[0]) and _capitalised(m[0], False) & names:
                 return True
     return False

@@ -14,7 +14,8 @@ import re
 from datetime import datetime
 
 _AMOUNT = re.compile(r"[-+]?\d[\d,.]*[A-Za-z%]{0,4}")
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]*[A-Za-z0-9]")
+# a token that may be an id: letters and digits joined by _ . / -
+TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]*[A-Za-z0-9]")
 
 
 def folded(text: str) -> str:
@@ -41,7 +42,8 @@ def code_like(text: str) -> bool:
     return True
 
 
-_SPAN = re.compile(
+# a run of capitalised words, "of", "the" and the like allowed between them
+NAME_SPAN = re.compile(
     r"[A-Z][A-Za-z0-9'&.-]*(?:\s+(?:(?:of|the|and|de|la|du|von)\s+)?[A-Z0-9][A-Za-z0-9'&.-]*)*"
 )
 
@@ -52,10 +54,10 @@ def given_values(question: str) -> list[str]:
     Building``, ``RFI-101-015``). The repair round shows them, so the model has the value to
     write instead of inventing one."""
     found: list[str] = []
-    for t in _TOKEN.findall(question):
+    for t in TOKEN.findall(question):
         if code_like(t) and t not in found:
             found.append(t)
-    for m in _SPAN.finditer(question):
+    for m in NAME_SPAN.finditer(question):
         span = re.sub(r"'s?$", "", m[0].rstrip("."))
         if m.start() == 0:
             span = span.partition(" ")[2]
@@ -79,4 +81,4 @@ def masked(text: str) -> str:
     return out
 
 
-__all__ = ["code_like", "folded", "given_values", "masked"]
+__all__ = ["NAME_SPAN", "TOKEN", "code_like", "folded", "given_values", "masked"]
