@@ -72,6 +72,13 @@ def _unit(vector: Sequence[float]) -> np.ndarray:
     return v / max(float(np.linalg.norm(v)), 1e-12)
 
 
+def _stack(blobs: Sequence[bytes]) -> np.ndarray:
+    """Stored float32 vectors as the rows of a matrix (0 x 0 when there are none)."""
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.stack([np.frombuffer(b, dtype=np.float32) for b in blobs])
+
+
 def question_example(query: str, tools: Sequence[str], arguments: dict[str, Any]) -> Example:
     """A question with known tools as a few-shot example: one call per expected tool, with the
     expected arguments when the question needs a single tool."""
@@ -96,6 +103,7 @@ class ExampleStore:
         if "shape" not in columns:  # a store written before shapes were kept
             with self._conn:
                 self._conn.execute("ALTER TABLE examples ADD COLUMN shape BLOB")
+        self._add_missing_shapes()
         self._examples: list[Example] = []
         self._ids: list[str] = []
         self._matrix = np.zeros((0, 0), dtype=np.float32)
@@ -107,7 +115,9 @@ class ExampleStore:
     def _shape_vectors(self, queries: Sequence[str]) -> list[np.ndarray]:
         return [_unit(v) for v in self.embed.get_text_embedding_batch([masked(q) for q in queries])]
 
-    def _reload(self) -> None:
+    def _add_missing_shapes(self) -> None:
+        """Shape vectors for the examples of a store written before shapes were kept (new
+        examples get theirs in :meth:`add_many`)."""
         missing = self._conn.execute(
             "SELECT id, query FROM examples WHERE shape IS NULL"
         ).fetchall()
@@ -118,28 +128,18 @@ class ExampleStore:
                     "UPDATE examples SET shape = ? WHERE id = ?",
                     [(v.tobytes(), i) for (i, _), v in zip(missing, vectors, strict=True)],
                 )
+
+    def _reload(self) -> None:
         rows = self._conn.execute(
             "SELECT id, query, calls, source, vector, shape FROM examples"
         ).fetchall()
         self._ids = [r[0] for r in rows]
         self._examples = [Example(query=r[1], calls=json.loads(r[2]), source=r[3]) for r in rows]
-        self._matrix = (
-            np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows])
-            if rows
-            else np.zeros((0, 0), dtype=np.float32)
-        )
-        self._shapes = (
-            np.stack([np.frombuffer(r[5], dtype=np.float32) for r in rows])
-            if rows
-            else np.zeros((0, 0), dtype=np.float32)
-        )
+        self._matrix = _stack([r[4] for r in rows])
+        self._shapes = _stack([r[5] for r in rows])
         tests = self._conn.execute("SELECT id, vector FROM test_questions").fetchall()
         self._test_ids = [t[0] for t in tests]
-        self._tests = (
-            np.stack([np.frombuffer(t[1], dtype=np.float32) for t in tests])
-            if tests
-            else np.zeros((0, 0), dtype=np.float32)
-        )
+        self._tests = _stack([t[1] for t in tests])
 
     def __len__(self) -> int:
         return len(self._examples)
