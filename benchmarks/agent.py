@@ -151,6 +151,7 @@ def record(setup: str, q: Question, answer: Answer, distractors: set[str]) -> di
         "tool_calls": len(called),
         "llm_calls": answer.llm_calls,
         "seconds": answer.seconds,
+        "route_seconds": answer.route_seconds,
         "prompt_tokens": answer.prompt_tokens,
         "completion_tokens": answer.completion_tokens,
         "tools_offered": answer.tools_offered,
@@ -163,10 +164,10 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ok = [r for r in rows if r["ok"]]
 
     def mean(key: str) -> float:
-        return round(statistics.fmean(r[key] for r in ok), 3) if ok else 0.0
+        return round(statistics.fmean(r.get(key, 0) for r in ok), 3) if ok else 0.0
 
     def median(key: str) -> float:
-        return round(statistics.median(r[key] for r in ok), 3) if ok else 0.0
+        return round(statistics.median(r.get(key, 0) for r in ok), 3) if ok else 0.0
 
     return {
         "n": len(rows),
@@ -180,6 +181,9 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "seconds_median": median("seconds"),
         "prompt_tokens_mean": mean("prompt_tokens"),
         "prompt_tokens_median": median("prompt_tokens"),
+        # router+react: the seconds the router took to decide, before its calls ran
+        "route_seconds_mean": mean("route_seconds"),
+        "route_seconds_median": median("route_seconds"),
     }
 
 
@@ -285,6 +289,13 @@ def main() -> None:
         verdict["toolrag_at_most_half_the_seconds"] = (
             verdict["seconds_ratio_toolrag_vs_all_tools"] or 9
         ) <= 0.5
+        # the router's decision alone against the whole time the target allows (half of (a)'s
+        # median): at 1 or above, nothing is left to read the results and write the answer
+        verdict["route_seconds_share_of_half_all_tools_median"] = (
+            round(ours["route_seconds_median"] / (a["seconds_median"] / 2), 3)
+            if a["seconds_median"]
+            else None
+        )
     report = {
         "benchmark": "agent",
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),

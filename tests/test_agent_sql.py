@@ -46,11 +46,13 @@ def test_reference_sql_gives_the_expected_answer(
 
 
 def _answer_from_observation(messages: Sequence[ChatMessage]) -> str:
-    """The model's last turn: read the number in the observation and state it."""
+    """The model's last turn: copy the figure the observation shows (large figures come
+    grouped, "2,413,500") into the answer."""
     observation = next(m.content for m in reversed(messages) if "Observation:" in (m.content or ""))
     payload = json.loads(re.search(r"\{.*\}", observation or "", re.S).group(0))  # type: ignore[union-attr]
     value = payload["data"]["rows"][0][0]
-    return f"Thought: I can answer.\nAnswer: The total is ${value:,.2f}."
+    assert isinstance(value, str) and re.fullmatch(r"\d{1,3}(,\d{3})+", value), value
+    return f"Thought: I can answer.\nAnswer: The total is ${value}."
 
 
 def test_agent_answers_a_database_question(toolbox_factory: Callable[..., Toolbox]) -> None:

@@ -33,6 +33,7 @@ def test_router_calls_are_the_first_steps(toolbox_factory: Callable[..., Toolbox
     assert answer.trace[0].arguments == {"project": "GRB-107"}
     assert answer.sources and answer.sources[0].file == "schedules/GRB-107.csv"
     assert "2027-01-29" in answer.answer and answer.route_id
+    assert 0 < answer.route_seconds <= answer.seconds  # the router's share of the time
     router, agent = tb.llm.prompts  # type: ignore[attr-defined]
     # the agent continues the router's conversation: the router's prompt and reply, unchanged,
     # are the start of the agent's prompt (the local model does not read them again) ...

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from toolrag import Settings, Toolbox
-from toolrag.tools.result import ErrorCode, ToolResult
+from toolrag.tools.result import ErrorCode, ToolResult, readable_numbers
 
 
 @pytest.fixture
@@ -152,6 +153,35 @@ def test_result_renders_compact_json(tools: dict[str, Any]) -> None:
     r = call(tools, "get_project_schedule", project="GRB-104")
     text = r.render()
     assert text.startswith('{"success":true') and "sources" not in text and ": " not in text[:40]
+
+
+def test_large_figures_are_grouped_for_the_model_and_ids_are_not() -> None:
+    data = {
+        "columns": ["vendor_id", "SUM(amount)", "COUNT(*)", "fiscal_year", "ratio"],
+        "rows": [[10234, 23147914, 12, 2026, 0.5], [99999, 1234567.5, 15000, 2025, 12345.25]],
+        "row_count": 2,
+    }
+    r = ToolResult.ok(data)
+    shown = json.loads(r.render())["data"]
+    assert shown["rows"] == [
+        [10234, "23,147,914", 12, 2026, 0.5],
+        [99999, "1,234,567.5", "15,000", 2025, "12,345.25"],
+    ]
+    assert shown["row_count"] == 2 and r.data["rows"][0][1] == 23147914  # the data is unchanged
+    assert json.loads(r.render(grouped=False))["data"] == data  # for programs (MCP)
+    nested = {"zipCode": 98101, "phone": 5035550188, "budget": -2413500, "ok": True, "n": 9999}
+    assert readable_numbers({"items": [nested], "total": 10000}) == {
+        "items": [{**nested, "budget": "-2,413,500"}],
+        "total": "10,000",
+    }
+
+
+def test_the_agent_reads_a_sum_grouped(tools: dict[str, Any]) -> None:
+    out = tools["run_sql"].call(
+        sql="SELECT SUM(amount) AS total FROM actual_costs WHERE project_code = 'GRB-103'"
+    )
+    assert '"rows":[["23,147,914"]]' in str(out.content)  # what the model reads
+    assert out.raw_output.data["rows"] == [[23147914]]
 
 
 def test_missing_index_is_not_recoverable(tmp_path: Any) -> None:

@@ -186,6 +186,11 @@ class Answer(BaseModel):
     )
     run_id: str = ""
     route_id: str = Field("", description="The router's decision id (router+react mode).")
+    route_seconds: float = Field(
+        0.0,
+        description="router+react mode: seconds of ``seconds`` the router took to decide (its "
+        "model replies, the repair round included), before its calls ran.",
+    )
 
     @property
     def tools_called(self) -> list[str]:

@@ -126,7 +126,7 @@ class ToolboxServer:
         if arguments is not None and not isinstance(arguments, dict):
             return _text_result('{"error": "arguments must be a JSON object"}', True)
         result = await self.toolbox.guard.acall(name, arguments or {}, run_id="mcp")
-        return _text_result(result.render(max_chars=60_000), not result.success)
+        return _text_result(result.render(max_chars=60_000, grouped=False), not result.success)
 
     def read(self, uri: str) -> str:
         if uri == "toolrag://cards":

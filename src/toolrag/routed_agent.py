@@ -136,6 +136,7 @@ async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
             tools_offered=offered,
             run_id=run.run_id,
             route_id=routed.id,
+            route_seconds=routed.seconds,
             llm_calls=len(routed.raw),
             prompt_tokens=routed.prompt_tokens,
             completion_tokens=routed.completion_tokens,
@@ -206,6 +207,7 @@ async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
     answer.trace = first + answer.trace
     answer.sources = sources + [s for s in answer.sources if s not in sources]
     answer.route_id = routed.id
+    answer.route_seconds = routed.seconds
     answer.llm_calls += len(routed.raw)
     answer.prompt_tokens += routed.prompt_tokens
     answer.completion_tokens += routed.completion_tokens

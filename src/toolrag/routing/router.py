@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -272,6 +273,7 @@ class Router:
         """Decide, validate, and repair once when the decision has errors; optional arguments
         still not grounded in the question after that are left out. ``plan``: what
         :meth:`plan` returned for the same question and tools, when the caller has it."""
+        started = time.perf_counter()
         by_name = {t.metadata.get_name(): t for t in tools}
         chosen, prompt = plan or self.plan(question, tools)
         result = RouteResult(
@@ -317,6 +319,7 @@ class Router:
                 result.grounded += dropped
                 errors = []
         result.decision, result.errors, result.valid = decision, errors, not errors
+        result.seconds = round(time.perf_counter() - started, 3)
         return result
 
     async def arun(

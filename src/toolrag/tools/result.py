@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from enum import StrEnum
 from typing import Any
 
@@ -83,9 +85,14 @@ class ToolResult(BaseModel):
         another tool or broader arguments may find the answer."""
         return self.success and found_nothing(self.data)
 
-    def render(self, max_chars: int = 6000) -> str:
-        """Compact JSON for the model's observation, without empty fields."""
+    def render(self, max_chars: int = 6000, grouped: bool = True) -> str:
+        """Compact JSON for the model's observation, without empty fields. With ``grouped``,
+        numbers of five or more digits in ``data`` are written with thousands separators
+        (``"23,147,914"``, see :func:`readable_numbers`); ``grouped=False`` keeps every number
+        as JSON has it, for programs that parse the result."""
         payload = self.model_dump(mode="json", exclude_none=True)
+        if grouped and "data" in payload:
+            payload["data"] = readable_numbers(payload["data"])
         for flag in ("truncated", "idempotent_replay"):
             if not payload.get(flag):
                 payload.pop(flag, None)
@@ -96,6 +103,54 @@ class ToolResult(BaseModel):
 
     def __str__(self) -> str:
         return self.render()
+
+
+#: A field whose name ends in one of these words holds an identifier, not a quantity: its
+#: number is shown as it is ("vendor_id", "zipCode", "phone", "fiscal_year").
+IDENTIFIER_WORDS = frozenset(
+    {"id", "ids", "uuid", "key", "code", "zip", "zipcode", "postcode", "postal", "phone"}
+    | {"fax", "number", "no", "num", "year", "port", "version", "sku", "isbn", "ean", "account"}
+)
+GROUP_FROM = 10_000
+
+
+def _names_identifier(name: str) -> bool:
+    words = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
+    return bool(words) and words[-1] in IDENTIFIER_WORDS
+
+
+def readable_numbers(data: Any, name: str = "") -> Any:
+    """``data`` with each number of five or more digits as a string with thousands separators
+    (``23147914`` -> ``"23,147,914"``, ``1234567.5`` -> ``"1,234,567.5"``). A small model reading
+    a long run of digits drops or shifts one when it writes the figure back (``$2,314,791.40``
+    for ``23147914``); grouped, it copies the figure. Numbers under a field (a dict key, or a
+    SQL column named in ``columns``) whose name ends in an identifier word (``vendor_id``,
+    ``zip``, ``phone``, ``year``) stay as they are, and so do strings, booleans and smaller
+    numbers."""
+    if isinstance(data, dict):
+        columns = data.get("columns")
+        if isinstance(data.get("rows"), list) and isinstance(columns, list):
+            names = [str(c) for c in columns]
+            rows = [
+                [readable_numbers(v, n) for v, n in zip(row, names, strict=False)]
+                + row[len(names) :]
+                if isinstance(row, list)
+                else readable_numbers(row, name)
+                for row in data["rows"]
+            ]
+            return {k: rows if k == "rows" else readable_numbers(v, k) for k, v in data.items()}
+        return {k: readable_numbers(v, str(k)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [readable_numbers(v, name) for v in data]
+    if (
+        isinstance(data, int | float)
+        and not isinstance(data, bool)
+        and math.isfinite(data)
+        and abs(data) >= GROUP_FROM
+        and not (name and _names_identifier(name))
+    ):
+        return f"{data:,}"
+    return data
 
 
 def found_nothing(data: Any) -> bool:
