@@ -188,8 +188,8 @@ class Answer(BaseModel):
     route_id: str = Field("", description="The router's decision id (router+react mode).")
     route_seconds: float = Field(
         0.0,
-        description="router+react mode: seconds of ``seconds`` the router took to decide (its "
-        "model replies, the repair round included), before its calls ran.",
+        description="router+react mode: seconds of ``seconds`` the router took to decide (choosing "
+        "its examples, its model replies, the repair round included), before its calls ran.",
     )
 
     @property

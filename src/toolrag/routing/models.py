@@ -58,7 +58,9 @@ class RouteResult(BaseModel):
     prompt_tokens: int = Field(0, description="Prompt tokens the model read (when reported).")
     completion_tokens: int = 0
     seconds: float = Field(
-        0.0, description="Seconds the decision took: the model's replies and their checks."
+        0.0,
+        description="Seconds the decision took: choosing the examples, the model's replies and "
+        "their checks (not the calls).",
     )
 
     @property

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from toolrag.cards import split_name
 
 
 class ErrorCode(StrEnum):
@@ -115,8 +117,14 @@ GROUP_FROM = 10_000
 
 
 def _names_identifier(name: str) -> bool:
-    words = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower())
-    return bool(words) and words[-1] in IDENTIFIER_WORDS
+    words = split_name(name).split()  # "SUM(amount)" -> sum amount, "zipCode" -> zip code
+    return bool(words) and words[-1].rstrip("0123456789") in IDENTIFIER_WORDS
+
+
+def _row(row: list[Any], names: Sequence[str]) -> list[Any]:
+    """A SQL row, each value under its column's name (values past the named columns as they
+    are)."""
+    return [readable_numbers(v, names[i]) if i < len(names) else v for i, v in enumerate(row)]
 
 
 def readable_numbers(data: Any, name: str = "") -> Any:
@@ -132,10 +140,7 @@ def readable_numbers(data: Any, name: str = "") -> Any:
         if isinstance(data.get("rows"), list) and isinstance(columns, list):
             names = [str(c) for c in columns]
             rows = [
-                [readable_numbers(v, n) for v, n in zip(row, names, strict=False)]
-                + row[len(names) :]
-                if isinstance(row, list)
-                else readable_numbers(row, name)
+                _row(row, names) if isinstance(row, list) else readable_numbers(row, name)
                 for row in data["rows"]
             ]
             return {k: rows if k == "rows" else readable_numbers(v, k) for k, v in data.items()}
