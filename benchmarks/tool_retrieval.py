@@ -4,13 +4,14 @@ distinct functions per request; Recall@k counts every expected tool). Writes JSO
 table for each set.
 
     .venv/bin/python benchmarks/tool_retrieval.py [--limit N] [--out runs/tool_retrieval.json]
-        [--synthetic runs/synth/synthetic.sqlite]
+        [--synthetic benchmarks/records/synthetic_bfcl.sqlite]
 
 ``--synthetic`` adds ``dense+requests`` and ``best+requests``: the same strategies over the cards
-with the requests an LLM wrote for them (``toolrag tools synth --tools runs/bfcl/tools.json``),
-one vector per request beside each card's document, in a separate index, which also learns its
-query adapter from them; the JSON says how many cards have requests and how the adapter did on
-the requests it held out.
+with the requests an LLM wrote for them (the local model's are in
+``benchmarks/records/synthetic_bfcl.sqlite``; ``toolrag tools synth --tools runs/bfcl/tools.json``
+writes them again), one vector per request beside each card's document, in a separate index,
+which also learns its query adapter from them; the JSON says how many cards have requests and
+how the adapter did on the requests it held out.
 """
 
 from __future__ import annotations
