@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,42 @@ def test_requests_are_cached_per_card_version(cards: list[ToolCard], tmp_path: P
     assert store.generate(augmented[0].model_copy(update={"synthetic": []})) == (
         augmented[0].synthetic
     )  # the key is the card's version, whatever requests it carries
+
+
+def test_a_larger_per_card_adds_requests_to_the_cached_ones(
+    cards: list[ToolCard], tmp_path: Path
+) -> None:
+    path = tmp_path / "s.sqlite"
+    # a cache written before the store kept how many requests were asked for
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE requests (card_hash TEXT, model TEXT, name TEXT, requests TEXT, "
+            "PRIMARY KEY (card_hash, model))"
+        )
+        db.execute(
+            "INSERT INTO requests VALUES (?, 'scripted', 'get_weather', ?)",
+            (cards[0].content_hash(), json.dumps(["Do I need an umbrella in Oslo tomorrow?"])),
+        )
+    db.close()
+    assert SyntheticQueries(path).cached(cards[0]) == ["Do I need an umbrella in Oslo tomorrow?"]
+    with sqlite3.connect(path) as db:  # a reader leaves the older file as it was
+        assert "asked" not in {row[1] for row in db.execute("PRAGMA table_info(requests)")}
+    db.close()
+    more = "Do I need an umbrella in Oslo tomorrow?\nIs it snowing in Tromso?\nHow hot is Cairo?"
+    llm = ScriptedLLM([more, "Swap 100 euros into yen"])
+    store = SyntheticQueries(path, llm, per_card=3)
+    assert SyntheticQueries(path, ScriptedLLM([]), per_card=1).fill(cards[:1]) == 0  # has 1
+    assert store.fill(cards[:2]) == 2
+    prompt = llm.prompts[0][-1].content or ""
+    assert "Do I need an umbrella in Oslo tomorrow?" in prompt and "Write 2 more" in prompt
+    assert store.cached(cards[0]) == [
+        "Do I need an umbrella in Oslo tomorrow?",  # kept, and not written twice
+        "Is it snowing in Tromso?",
+        "How hot is Cairo?",
+    ]
+    # the second card's reply held one request of three: a re-run does not ask again
+    assert store.cached(cards[1]) == ["Swap 100 euros into yen"]
+    assert store.fill(cards[:2]) == 0 and store.generate(cards[1]) == ["Swap 100 euros into yen"]
 
 
 def test_synth_cli_then_eval_with_the_requests(tmp_path: Path) -> None:

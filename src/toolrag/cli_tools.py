@@ -106,7 +106,8 @@ def tools_synth(
     """Have the LLM write example requests for every card that has none cached.
 
     The requests are kept per card version and model in the state folder's synthetic.sqlite;
-    a re-run goes on where it stopped. `toolrag eval tools --synthetic` indexes them beside the
+    a re-run goes on where it stopped. A larger --per-card than the cached requests were
+    written with adds the missing ones (the LLM is shown those it wrote, so it writes new ones). `toolrag eval tools --synthetic` indexes them beside the
     cards (one vector per request). One LLM call per card: with the local model, about 5-10 s
     each.
     """

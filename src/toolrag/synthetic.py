@@ -7,7 +7,8 @@ card's document (``ToolCard.synthetic``), and a question close to one of them li
 
 Generation is slow on a laptop (one LLM call per card), so every answer is kept in SQLite,
 keyed by the card's content hash (its version: a changed description writes new requests) and
-the model's name. :meth:`SyntheticQueries.fill` resumes where it stopped;
+the model's name. :meth:`SyntheticQueries.fill` resumes where it stopped, and a larger
+``per_card`` than before adds requests to the ones cached instead of writing them again;
 :meth:`SyntheticQueries.augment` never calls the LLM, it adds what the cache has.
 
     store = SyntheticQueries(settings.state_dir / "synthetic.sqlite", llm)
@@ -23,6 +24,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from llama_index.core.llms import LLM
 
@@ -39,19 +41,43 @@ line and nothing else.
 
 Requests:
 """
+# a card that already has requests, asked for more (`toolrag tools synth --per-card 5`)
+MORE = """A tool an assistant can call:
+
+{document}
+
+Requests a user could make that this tool answers:
+{written}
+
+Write {n} more requests this tool answers, different from the ones above in wording and
+details. Use realistic values and do not mention the tool's name. Write one request per line
+and nothing else.
+
+Requests:
+"""
 MAX_CHARS = 300
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|request\s*\d*:)\s*", re.IGNORECASE)
 
 
-def parse_requests(text: str, n: int, tool_name: str) -> list[str]:
+class _Entry(NamedTuple):
+    """A card's cached requests and how many were asked for."""
+
+    requests: list[str]
+    asked: int
+
+
+def parse_requests(text: str, n: int, tool_name: str, written: Sequence[str] = ()) -> list[str]:
     """The requests in an LLM reply: one per line, numbering, bullets and quotes removed,
-    without repeats, lines naming the tool, or lines too long to be a request."""
+    without repeats (of each other or of ``written``), lines naming the tool, or lines too long
+    to be a request."""
     out: list[str] = []
+    seen = {r.lower() for r in written}
     for line in text.splitlines():
         request = _BULLET.sub("", line).strip().strip("\"'").strip()
         if not request or len(request) > MAX_CHARS or tool_name.lower() in request.lower():
             continue
-        if request.lower() not in {r.lower() for r in out}:
+        if request.lower() not in seen:
+            seen.add(request.lower())
             out.append(request)
         if len(out) == n:
             break
@@ -60,7 +86,11 @@ def parse_requests(text: str, n: int, tool_name: str) -> list[str]:
 
 class SyntheticQueries:
     """Requests written by ``llm`` for tool cards, cached in SQLite per card version and model.
-    Without an ``llm`` the store only reads: each card gets the requests any model wrote."""
+    Without an ``llm`` the store only reads: each card gets the requests any model wrote.
+
+    Each row also keeps how many requests were asked for, so a re-run with the same
+    ``per_card`` skips a card whose reply held fewer, and a larger ``per_card`` asks the LLM
+    only for the missing ones (shown the requests it already wrote, so it writes new ones)."""
 
     def __init__(self, path: Path, llm: LLM | None = None, per_card: int = 3) -> None:
         self.path = path
@@ -72,8 +102,14 @@ class SyntheticQueries:
         with self._db() as db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS requests (card_hash TEXT, model TEXT, name TEXT, "
-                "requests TEXT, PRIMARY KEY (card_hash, model))"
+                "requests TEXT, asked INTEGER, PRIMARY KEY (card_hash, model))"
             )
+            columns = {row[1] for row in db.execute("PRAGMA table_info(requests)")}
+            if "asked" not in columns and llm is not None:  # written before requests could
+                db.execute("ALTER TABLE requests ADD COLUMN asked INTEGER")  # be added
+                columns.add("asked")
+        # a reader leaves an older cache as it is (it may be a file in a repository)
+        self._asked = "asked" if "asked" in columns else "NULL"
 
     @contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
@@ -92,39 +128,60 @@ class SyntheticQueries:
     # this store's model, or any model when it has none; the latest row wins
     _MODEL = "model = coalesce(?, model) ORDER BY rowid"
 
-    def cached(self, card: ToolCard) -> list[str] | None:
+    @staticmethod
+    def _entry(requests: str, asked: int | None) -> _Entry:
+        found = list(json.loads(requests))
+        # an older row does not say how many were asked for: as many as it holds
+        return _Entry(found, len(found) if asked is None else asked)
+
+    def _cached_entry(self, card: ToolCard) -> _Entry | None:
         with self._db() as db:
             row = db.execute(
-                f"SELECT requests FROM requests WHERE card_hash = ? AND {self._MODEL} DESC",
+                f"SELECT requests, {self._asked} FROM requests "
+                f"WHERE card_hash = ? AND {self._MODEL} DESC",
                 (self._key(card), self.model),
             ).fetchone()
-        return list(json.loads(row[0])) if row else None
+        return self._entry(*row) if row else None
 
-    def _stored(self) -> dict[str, list[str]]:
+    def cached(self, card: ToolCard) -> list[str] | None:
+        entry = self._cached_entry(card)
+        return entry.requests if entry else None
+
+    def _stored(self) -> dict[str, _Entry]:
         """Every cached card version's requests, read at once (for whole pools)."""
         with self._db() as db:
             rows = db.execute(
-                f"SELECT card_hash, requests FROM requests WHERE {self._MODEL}", (self.model,)
+                f"SELECT card_hash, requests, {self._asked} FROM requests WHERE {self._MODEL}",
+                (self.model,),
             ).fetchall()
-        return {key: list(json.loads(requests)) for key, requests in rows}
+        return {key: self._entry(requests, asked) for key, requests, asked in rows}
 
     def generate(self, card: ToolCard) -> list[str]:
-        """The card's requests: from the cache, else written by the LLM and cached."""
-        found = self.cached(card)
-        return found if found is not None else self._write(card)
+        """The card's requests: from the cache, else (or, with an LLM, when fewer than
+        ``per_card`` were asked for) written by the LLM and cached."""
+        entry = self._cached_entry(card)
+        if entry is not None and (self.llm is None or entry.asked >= self.per_card):
+            return entry.requests
+        return self._write(card, entry.requests if entry else [])
 
-    def _write(self, card: ToolCard) -> list[str]:
+    def _write(self, card: ToolCard, written: Sequence[str] = ()) -> list[str]:
         if self.llm is None:
             raise ConfigError(
                 f"No requests are cached for {card.name} and no LLM was given to write them.",
                 hint="Run `toolrag tools synth --tools FILE` first.",
             )
-        prompt = PROMPT.format(document=card.document(), n=self.per_card)
-        requests = parse_requests(self.llm.complete(prompt).text, self.per_card, card.name)
+        n = self.per_card - len(written)
+        if written:
+            lines = "\n".join(written)
+            prompt = MORE.format(document=card.document(), written=lines, n=n)
+        else:
+            prompt = PROMPT.format(document=card.document(), n=n)
+        reply = self.llm.complete(prompt).text
+        requests = [*written, *parse_requests(reply, n, card.name, written)]
         with self._db() as db:
             db.execute(
-                "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?)",
-                (self._key(card), self.model, card.name, json.dumps(requests)),
+                "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?, ?)",
+                (self._key(card), self.model, card.name, json.dumps(requests), self.per_card),
             )
         return requests
 
@@ -134,12 +191,17 @@ class SyntheticQueries:
         limit: int | None = None,
         on_progress: Callable[[int, int], None] | None = None,
     ) -> int:
-        """Write requests for the cards that have none cached (at most ``limit``); returns how
-        many cards were written for. ``on_progress(done, total)`` after each."""
+        """Write requests for the cards that have none cached, or fewer asked for than
+        ``per_card`` (at most ``limit`` cards); returns how many cards were written for.
+        ``on_progress(done, total)`` after each."""
         stored = self._stored()
-        todo = [c for c in cards if self._key(c) not in stored][:limit]
-        for n, card in enumerate(todo, start=1):
-            self._write(card)
+        todo = [
+            (card, entry.requests if entry else [])
+            for card in cards
+            if (entry := stored.get(self._key(card))) is None or entry.asked < self.per_card
+        ][:limit]
+        for n, (card, written) in enumerate(todo, start=1):
+            self._write(card, written)
             if on_progress is not None:
                 on_progress(n, len(todo))
         return len(todo)
@@ -154,6 +216,8 @@ class SyntheticQueries:
         stored = self._stored()
         out = []
         for card in cards:
-            found = stored.get(self._key(card))
-            out.append(card.model_copy(update={"synthetic": found}) if found else card)
+            entry = stored.get(self._key(card))
+            if entry and entry.requests:
+                card = card.model_copy(update={"synthetic": entry.requests})
+            out.append(card)
         return out
