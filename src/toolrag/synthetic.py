@@ -105,8 +105,9 @@ class SyntheticQueries:
                 "requests TEXT, asked INTEGER, PRIMARY KEY (card_hash, model))"
             )
             columns = {row[1] for row in db.execute("PRAGMA table_info(requests)")}
-            if "asked" not in columns and llm is not None:  # written before requests could
-                db.execute("ALTER TABLE requests ADD COLUMN asked INTEGER")  # be added
+            if "asked" not in columns and llm is not None:
+                # a cache written before requests could be added to a card's
+                db.execute("ALTER TABLE requests ADD COLUMN asked INTEGER")
                 columns.add("asked")
         # a reader leaves an older cache as it is (it may be a file in a repository)
         self._asked = "asked" if "asked" in columns else "NULL"
