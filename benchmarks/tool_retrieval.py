@@ -11,7 +11,8 @@ with the requests an LLM wrote for them (the local model's are in
 ``benchmarks/records/synthetic_bfcl.sqlite``; ``toolrag tools synth --tools runs/bfcl/tools.json``
 writes them again), one vector per request beside each card's document, in a separate index,
 which also learns its query adapter from them; the JSON says how many cards have requests and
-how the adapter did on the requests it held out.
+how the adapter did on the requests it held out. ``--requests-per-card N`` keeps the first N of
+each card's requests (the ablation of how many to write).
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ def main() -> None:
     parser.add_argument(
         "--synthetic", type=Path, default=None, help="synthetic.sqlite of `toolrag tools synth`."
     )
+    parser.add_argument(
+        "--requests-per-card",
+        type=int,
+        default=0,
+        help="With --synthetic, index at most the first N requests of each card (0: all).",
+    )
     args = parser.parse_args()
     tools_path, queries_path = bfcl.load(ROOT / "runs" / "bfcl")
     cards = load_tool_list(tools_path)
@@ -67,10 +74,14 @@ def main() -> None:
     reports = run_tool_evals(
         cards, sets, args.strategies.split(","), embed, index_dir=args.index_dir
     )
-    covered = adapter = None
+    covered = adapter = requests = None
     if args.synthetic is not None:
         augmented = SyntheticQueries(args.synthetic).augment(cards)
+        if args.requests_per_card:
+            keep = args.requests_per_card
+            augmented = [c.model_copy(update={"synthetic": c.synthetic[:keep]}) for c in augmented]
         covered = sum(bool(c.synthetic) for c in augmented)
+        requests = sum(len(c.synthetic) for c in augmented)
         index_dir = args.index_dir.with_name(args.index_dir.name + "_requests")
         more = run_tool_evals(augmented, sets, ["dense", "best"], embed, index_dir=index_dir)
         for name, extra in more.items():
@@ -93,6 +104,8 @@ def main() -> None:
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "seconds": round(time.perf_counter() - t0, 1),
         "cards_with_requests": covered,
+        "requests": requests,
+        "requests_per_card_cap": args.requests_per_card or None,
         "query_adapter": adapter,
         "results": results["single"],
         "results_multi_tool": results["multi"],
