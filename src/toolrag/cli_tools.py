@@ -107,9 +107,9 @@ def tools_synth(
 
     The requests are kept per card version and model in the state folder's synthetic.sqlite;
     a re-run goes on where it stopped. A larger --per-card than the cached requests were
-    written with adds the missing ones (the LLM is shown those it wrote, so it writes new ones). `toolrag eval tools --synthetic` indexes them beside the
-    cards (one vector per request). One LLM call per card: with the local model, about 5-10 s
-    each.
+    written with adds the missing ones (the LLM is shown those it wrote, so it writes new
+    ones). `toolrag eval tools --synthetic` indexes them beside the cards (one vector per
+    request). One LLM call per card: with the local model, about 3-10 s each.
     """
     from rich.progress import Progress
 
