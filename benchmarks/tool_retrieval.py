@@ -31,7 +31,7 @@ import bfcl
 
 from toolrag import Settings
 from toolrag.cards import load_tool_list
-from toolrag.embeddings import make_embedding
+from toolrag.embeddings import embedding_name, make_embedding
 from toolrag.evaluation.retrieval import load_queries
 from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_evals
 from toolrag.synthetic import SyntheticQueries
@@ -100,7 +100,7 @@ def main() -> None:
     result = {
         "benchmark": "tool_retrieval",
         "data": f"BFCL bfcl-eval=={bfcl.VERSION}",
-        "embedding": "all-MiniLM-L6-v2",
+        "embedding": embedding_name(Settings()),
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "seconds": round(time.perf_counter() - t0, 1),
         "cards_with_requests": covered,

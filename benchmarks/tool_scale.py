@@ -38,7 +38,7 @@ import bfcl
 
 from toolrag import Settings
 from toolrag.cards import ToolCard, cards_from_openapi, load_tool_list
-from toolrag.embeddings import make_embedding
+from toolrag.embeddings import embedding_name, make_embedding
 from toolrag.evaluation.baselines import objectindex_default
 from toolrag.evaluation.retrieval import RetrievalQuery, evaluate, load_queries
 from toolrag.toolindex import ToolIndex
@@ -173,7 +173,7 @@ def main() -> None:
     result: dict[str, Any] = {
         "benchmark": "tool_scale",
         "data": f"BFCL bfcl-eval=={bfcl.VERSION} + {DIRECTORY} operations",
-        "embedding": "all-MiniLM-L6-v2",
+        "embedding": embedding_name(Settings()),
         "machine": f"{psutil.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB",
         "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "n_queries_sampled": len(queries),

@@ -7,6 +7,7 @@ from typer.testing import CliRunner
 
 from toolrag import Settings
 from toolrag.cli import app
+from toolrag.embeddings import embed_model_path, embedding_name
 from toolrag.errors import ConfigError, ModelMissingError
 from toolrag.llms import ScriptedLLM, chatml_messages_to_prompt, make_llm, resolve_provider
 from toolrag.settings import load_settings
@@ -27,6 +28,16 @@ def test_toml_file_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     assert s.index_dir == Path("/srv/idx") and s.tool_top_k == 9
     monkeypatch.setenv("TOOLRAG_TOOL_TOP_K", "2")  # env beats the file
     assert Settings().tool_top_k == 2
+
+
+def test_reports_name_the_embedding_model_in_use(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert embedding_name(Settings()) == "all-MiniLM-L6-v2"
+    monkeypatch.setenv("TOOLRAG_EMBED_MODEL", str(tmp_path / "all-mpnet-base-v2"))
+    assert embedding_name(Settings()) == str(tmp_path / "all-mpnet-base-v2")
+    with pytest.raises(ConfigError, match="neither"):  # not a model folder
+        embed_model_path(Settings().embed_model)
 
 
 def test_invalid_setting_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -37,6 +37,14 @@ def embed_model_path(name: str) -> Path:
     return path
 
 
+def embedding_name(settings: Settings) -> str:
+    """The embedding model as a report names it: ``all-MiniLM-L6-v2`` for the default package,
+    else the folder ``TOOLRAG_EMBED_MODEL`` gives."""
+    if settings.embed_model == DEFAULT_EMBED_MODEL:
+        return "all-MiniLM-L6-v2"
+    return settings.embed_model
+
+
 def make_embedding(settings: Settings) -> BaseEmbedding:
     return _load(settings.embed_model, settings.torch_threads, settings.embed_batch_size)
 

@@ -1,0 +1,309 @@
+"""Ablations of `best+requests` on BFCL: ideas measured and not adopted, kept so that their
+figures can be repeated. Each prints the unchanged `best+requests` beside the variant, over the
+same index and the same query vectors, and writes JSON.
+
+    .venv/bin/python benchmarks/retrieval_ablations.py rerank|values|steps
+        [--synthetic benchmarks/records/synthetic_bfcl.sqlite] [--out runs/ablation_<name>.json]
+
+- ``rerank``: a learned reranker over the top 30 of `best`, trained on the pool's own written
+  requests (never on the evaluation queries). Each card's last request is a training question;
+  its own vector is left out of the card's nearest-request feature, and the query adapter that
+  scores it is fitted on the other requests only. Features: the `best` score and its parts (raw
+  and adapted document cosine, nearest and mean request cosine, hub penalty, relative BM25), how
+  many of the name's words and of the required parameters' words the question uses, and rank.
+  A linear model and small MLPs, softmax over the candidates.
+- ``values``: the dense side embeds the question with its numbers removed (or replaced by
+  ``x``), alone or averaged with the plain question; BM25 reads the question as it is.
+- ``steps``: `best` with and without covering each step of a multi-step request
+  (:meth:`ToolIndex._cover_steps`), on the single-call and the multi-tool queries.
+
+These read the ToolIndex's private arrays: they are experiments, not part of the package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+import bfcl
+
+from toolrag import Settings
+from toolrag.cards import ToolCard, load_tool_list, split_name
+from toolrag.embeddings import embedding_name, make_embedding
+from toolrag.evaluation.retrieval import evaluate, load_queries
+from toolrag.query_adapter import QueryAdapter, fit_query_adapter
+from toolrag.synthetic import SyntheticQueries
+from toolrag.toolindex import BM25_WEIGHT, REQUEST_WEIGHT, ToolIndex, sub_queries
+
+ROOT = Path(__file__).resolve().parents[1]
+POOL = 30
+KEYS = ("recall@1", "recall@5", "recall@10", "mrr")
+_WORD = re.compile(r"[a-z0-9]+")
+_NUMBER = re.compile(r"(?<![A-Za-z])[-+]?[$€£]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?(?![A-Za-z])")
+
+
+def words(text: str) -> set[str]:
+    return {w.rstrip("s") for w in _WORD.findall(text.lower()) if len(w) > 1}
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
+
+
+class Bench:
+    """BFCL's pool with its written requests in a ToolIndex, the query sets and their vectors."""
+
+    def __init__(self, synthetic: Path, index_dir: Path) -> None:
+        tools_path, queries_path = bfcl.load(ROOT / "runs" / "bfcl")
+        self.embed = make_embedding(Settings())
+        self.cards: list[ToolCard] = SyntheticQueries(synthetic).augment(load_tool_list(tools_path))
+        self.sets = {
+            "single": load_queries(queries_path, "expected_tools"),
+            "multi": load_queries(bfcl.load_multi(ROOT / "runs" / "bfcl"), "expected_tools"),
+        }
+        self.index = ToolIndex(index_dir, self.embed)
+        print(self.index.sync(self.cards), flush=True)
+        self.vectors = {
+            name: self.vectorize([q.query for q in qs]) for name, qs in self.sets.items()
+        }
+
+    def vectorize(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.embed.get_text_embedding_batch(list(texts)), dtype=np.float32)
+
+    def best(self, name: str, vectors: np.ndarray | None = None) -> dict[str, float]:
+        """`best` over query set ``name``, each query ranked with its row of ``vectors``."""
+        queries = self.sets[name]
+        rows = self.vectors[name] if vectors is None else vectors
+        by_text = {q.query: rows[n] for n, q in enumerate(queries)}
+
+        def search(query: str, k: int) -> list[str]:
+            hits = self.index.retrieve(query, k=k, strategy="best", embedding=by_text[query])
+            return [h.name for h in hits]
+
+        report = evaluate("best+requests", len(self.cards), queries, search).as_json()
+        return {k: round(float(report[k]), 4) for k in KEYS}
+
+
+# --- rerank ------------------------------------------------------------------------------------
+class Features:
+    """Candidate features for the learned reranker, from the index's arrays."""
+
+    def __init__(self, index: ToolIndex, cards: dict[str, ToolCard]) -> None:
+        self.index = index
+        self.docs, self.reqs = index._matrix, index._req_matrix
+        self.starts, self.rows = index._req_starts, index._req_rows
+        ids = index._ids
+        self.name_words = [words(split_name(cards[i].name)) for i in ids]
+        self.required = [
+            [words(split_name(p)) for p in cards[i].parameters.get("required") or []] for i in ids
+        ]
+
+    def __call__(
+        self, text: str, vector: np.ndarray, adapter: QueryAdapter | None, leave_out: int = -1
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The top POOL cards by `best`'s score for the question, and their feature rows."""
+        q = unit(vector)
+        n = len(self.docs)
+        raw = self.docs @ q
+        adapted = raw if adapter is None else self.docs @ adapter.apply(q)
+        to_reqs = self.reqs @ q
+        if leave_out >= 0:
+            to_reqs[leave_out] = -1.0
+        counted = to_reqs > -1.0
+        count = np.add.reduceat(counted.astype(np.float32), self.starts)
+        nearest, mean, has = np.zeros(n), np.zeros(n), np.zeros(n)
+        ok = count > 0
+        nearest[self.rows[ok]] = np.maximum.reduceat(to_reqs, self.starts)[ok]
+        total = np.add.reduceat(np.where(counted, to_reqs, 0.0), self.starts)
+        mean[self.rows[ok]] = total[ok] / count[ok]
+        has[self.rows[ok]] = 1.0
+        blended = np.where(
+            has > 0, (adapted + REQUEST_WEIGHT * nearest) / (1 + REQUEST_WEIGHT), adapted
+        )
+        lexical = self.index._bm25(text, 50)
+        bm25 = np.zeros(n)
+        top_bm25 = max((s for _, s in lexical), default=0.0)
+        for tid, s in lexical:
+            bm25[self.index._row[tid]] = s / top_bm25
+        score = blended - self.index._penalty + BM25_WEIGHT * bm25
+        top = np.argpartition(-score, POOL)[:POOL]
+        top = top[np.argsort(-score[top], kind="stable")]
+        asked = words(text)
+        rows = []
+        for rank, c in enumerate(top):
+            required = self.required[c]
+            rows.append(
+                [
+                    score[c], raw[c], adapted[c], nearest[c], mean[c], has[c],
+                    self.index._penalty[c], bm25[c],
+                    len(self.name_words[c] & asked) / max(len(self.name_words[c]), 1),
+                    float(np.mean([bool(w & asked) for w in required])) if required else 1.0,
+                    len(required) / 5.0, 1.0 / (rank + 1), score[c] - score[top[0]],
+                ]
+            )  # fmt: skip
+        return top, np.asarray(rows, dtype=np.float32)
+
+
+def ranked_metrics(
+    candidates: list[tuple[np.ndarray, np.ndarray, list[int]]],
+    order: Callable[[np.ndarray], np.ndarray],
+) -> dict[str, float]:
+    """Recall@k (every expected tool counted) and MRR of the candidates reordered by ``order``."""
+    sums = dict.fromkeys(KEYS, 0.0)
+    for top, feats, expected in candidates:
+        ranked = top[order(feats)]
+        ranks = [int(np.flatnonzero(ranked == e)[0]) for e in expected if e in ranked]
+        for k in (1, 5, 10):
+            sums[f"recall@{k}"] += sum(r < k for r in ranks) / len(expected)
+        sums["mrr"] += 1.0 / (min(ranks) + 1) if ranks else 0.0
+    return {k: round(v / len(candidates), 4) for k, v in sums.items()}
+
+
+def rerank(bench: Bench) -> dict[str, Any]:
+    import torch
+
+    torch.manual_seed(0)
+    index = bench.index
+    features = Features(index, {c.id: c for c in bench.cards})
+    ends = np.r_[index._req_starts[1:], len(index._req_matrix)]
+    owner = np.repeat(index._req_rows, ends - index._req_starts)
+    train_rows = [e - 1 for s, e in zip(index._req_starts, ends, strict=True) if e - s >= 3]
+    rest = np.ones(len(owner), dtype=bool)
+    rest[train_rows] = False
+    fold = fit_query_adapter(index._matrix, index._req_matrix[rest], owner[rest], "fold")
+    table = index._requests_table().to_arrow().select(["id", "text"])
+    row_of = np.array([index._row.get(i, -1) for i in table.column("id").to_pylist()])
+    kept = np.flatnonzero(row_of >= 0)
+    texts = table.column("text").take(kept[np.argsort(row_of[kept], kind="stable")]).to_pylist()
+    xs, ys = [], []
+    for r in train_rows:
+        top, feats = features(texts[r], index._req_matrix[r], fold, leave_out=r)
+        hit = np.flatnonzero(top == owner[r])
+        if len(hit):
+            xs.append(feats)
+            ys.append(int(hit[0]))
+    row_by_name = {bench.index.cards[i].name: n for n, i in enumerate(index._ids)}
+    test = []
+    for q, vector in zip(bench.sets["single"], bench.vectors["single"], strict=True):
+        top, feats = features(q.query, vector, index.adapter)
+        test.append((top, feats, [row_by_name.get(e, -1) for e in q.expected]))
+    x, y = torch.tensor(np.stack(xs)), torch.tensor(ys)
+    flat = x.reshape(-1, x.shape[-1])
+    mu, sd = flat.mean(0), flat.std(0) + 1e-6
+    result: dict[str, Any] = {
+        "training_questions": len(xs),
+        "training_top1_best": round(float(np.mean([v == 0 for v in ys])), 4),
+        "best_top30": ranked_metrics(test, lambda f: np.arange(len(f))),
+    }
+    for hidden in (0, 8, 32):
+        for decay in (1e-3, 1e-2):
+            layers: list[torch.nn.Module] = (
+                [torch.nn.Linear(x.shape[-1], hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1)]
+                if hidden
+                else [torch.nn.Linear(x.shape[-1], 1)]
+            )
+            net = torch.nn.Sequential(*layers)
+            opt = torch.optim.Adam(net.parameters(), lr=1e-2, weight_decay=decay)
+            for _ in range(300):
+                loss = torch.nn.functional.cross_entropy(net((x - mu) / sd).squeeze(-1), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+
+            def order(feats: np.ndarray, net: torch.nn.Module = net) -> np.ndarray:
+                with torch.no_grad():
+                    s = net((torch.tensor(feats) - mu) / sd).squeeze(-1).numpy()
+                return np.argsort(-s, kind="stable")
+
+            with torch.no_grad():
+                fit = (net((x - mu) / sd).squeeze(-1).argmax(1) == y).float().mean().item()
+            result[f"hidden={hidden},decay={decay}"] = {
+                "training_top1": round(fit, 4),
+                **ranked_metrics(test, order),
+            }
+            print(hidden, decay, result[f"hidden={hidden},decay={decay}"], flush=True)
+    return result
+
+
+# --- values and steps ---------------------------------------------------------------------------
+def values(bench: Bench) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for name, queries in bench.sets.items():
+        result[name] = {"best+requests": bench.best(name)}
+        for mode, repl in (("numbers removed", ""), ("numbers as x", "x")):
+            texts = [re.sub(r"\s+", " ", _NUMBER.sub(repl, q.query)).strip() for q in queries]
+            stripped = bench.vectorize(texts)
+            both = unit(bench.vectors[name]) + unit(stripped)
+            result[name][mode] = bench.best(name, stripped)
+            result[name][f"{mode}, averaged with the question"] = bench.best(name, both)
+        print(name, json.dumps(result[name]), flush=True)
+    result["single_queries_with_numbers"] = sum(
+        bool(_NUMBER.search(q.query)) for q in bench.sets["single"]
+    )
+    return result
+
+
+def steps(bench: Bench) -> dict[str, Any]:
+    result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
+    cover = ToolIndex._cover_steps
+    ToolIndex._cover_steps = lambda self, query, ranked, sims, pool: ranked  # type: ignore[method-assign]
+    try:
+        for name in bench.sets:
+            result[name]["without step covering"] = bench.best(name)
+    finally:
+        ToolIndex._cover_steps = cover  # type: ignore[method-assign]
+    result["single_queries_split"] = sum(bool(sub_queries(q.query)) for q in bench.sets["single"])
+    return result
+
+
+ABLATIONS: dict[str, Callable[[Bench], dict[str, Any]]] = {
+    "rerank": rerank,
+    "values": values,
+    "steps": steps,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("ablation", choices=sorted(ABLATIONS))
+    parser.add_argument(
+        "--synthetic", type=Path, default=ROOT / "benchmarks/records/synthetic_bfcl.sqlite"
+    )
+    parser.add_argument(
+        "--index-dir",
+        type=Path,
+        default=ROOT / "runs" / "bfcl" / "index_requests",
+        help="The ToolIndex of tool_retrieval.py --synthetic (reused: nothing embedded again).",
+    )
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    bench = Bench(args.synthetic, args.index_dir)
+    result = {
+        "benchmark": f"retrieval_ablations:{args.ablation}",
+        "data": f"BFCL bfcl-eval=={bfcl.VERSION}",
+        "embedding": embedding_name(Settings()),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "n_tools": len(bench.index),
+        "n_queries": {name: len(qs) for name, qs in bench.sets.items()},
+        **ABLATIONS[args.ablation](bench),
+    }
+    result["seconds"] = round(time.perf_counter() - t0, 1)
+    out = args.out or ROOT / "runs" / f"ablation_{args.ablation}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    print(f"JSON written to {out}")
+
+
+if __name__ == "__main__":
+    main()
