@@ -33,6 +33,7 @@ def test_toml_file_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
 def test_reports_name_the_embedding_model_in_use(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    monkeypatch.delenv("TOOLRAG_EMBED_MODEL", raising=False)
     assert embedding_name(Settings()) == "all-MiniLM-L6-v2"
     monkeypatch.setenv("TOOLRAG_EMBED_MODEL", str(tmp_path / "all-mpnet-base-v2"))
     assert embedding_name(Settings()) == str(tmp_path / "all-mpnet-base-v2")
