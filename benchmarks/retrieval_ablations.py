@@ -255,7 +255,7 @@ def values(bench: Bench) -> dict[str, Any]:
 def steps(bench: Bench) -> dict[str, Any]:
     result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
     cover = ToolIndex._cover_steps
-    ToolIndex._cover_steps = lambda self, query, ranked, sims, pool: ranked  # type: ignore[method-assign]
+    ToolIndex._cover_steps = lambda self, ranked, sims, steps: ranked  # type: ignore[method-assign]
     try:
         for name in bench.sets:
             result[name]["without step covering"] = bench.best(name)

@@ -346,6 +346,39 @@ def test_each_step_keeps_its_best_tool_even_when_the_whole_request_prefers_other
     ]  # fmt: skip
 
 
+def test_a_request_that_marks_its_steps_ranks_each_card_by_its_best_step(
+    cards: list[ToolCard], embed: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sentences opened by sequence words ("Also, ...") ask for several things: a tool that
+    # fits one step well (book_flight, the first step's runner-up) outranks tools that only
+    # fit the whole request loosely. Steps split at "and then" keep the whole request's order.
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(cards)
+    ids = {c.name: c.id for c in cards}
+    whole = {"get_weather": 0.9, "convert_currency": 0.8, "book_flight": 0.7}
+    whole |= {"convert_document_to_pdf": 0.6, "send_email": 0.5}
+    step_scores = {
+        "Convert the report to PDF": {"convert_document_to_pdf": 0.95, "book_flight": 0.93},
+        "email it to Bob": {"send_email": 0.95},
+    }
+
+    def blended(query: str, pool: int, embedding: object = None) -> tuple[dict, dict]:
+        if query in step_scores:
+            scores = {ids[n]: step_scores[query].get(n, 0.1) for n in ids}
+        else:
+            scores = {ids[n]: v for n, v in whole.items()}
+        return scores, dict(scores)
+
+    monkeypatch.setattr(index, "_blended", blended)
+    hits = index.retrieve("Convert the report to PDF. Also, email it to Bob.", k=3)
+    assert {h.name for h in hits[:2]} == {"convert_document_to_pdf", "send_email"}
+    assert (hits[2].name, hits[2].score, hits[2].similarity) == ("book_flight", 0.93, 0.93)
+    got = [
+        h.name for h in index.retrieve("Convert the report to PDF and then email it to Bob", k=3)
+    ]
+    assert got == ["get_weather", "convert_document_to_pdf", "send_email"]
+
+
 def test_metrics_match_hand_computation() -> None:
     queries = [
         RetrievalQuery(id="a", query="a", expected=["x"]),

@@ -160,9 +160,16 @@ def sub_queries(query: str, min_words: int = 3) -> list[str]:
     calculate ...") has a step per marked sentence group, split further only on explicit step
     words ("then", ";"): inside such a group a bare "and" joins a step's own details. Otherwise
     a bare "and" splits too, when both sides are clauses of their own (4+ words)."""
+    return _steps(query, min_words)[0]
+
+
+def _steps(query: str, min_words: int = 3) -> tuple[list[str], bool]:
+    """:func:`sub_queries`, and whether the request marks its steps with sequence words
+    (sentences opened by "First", "Also", "Then" ...), which says it asks for several things."""
     parts: list[str] = []
     groups = _marked_steps(query)
-    if len(groups) > 1:
+    marked = len(groups) > 1
+    if marked:
         parts = [step for group in groups for step in _STEP_RE.split(group)]
     else:
         for step in _STEP_RE.split(query):
@@ -172,7 +179,7 @@ def sub_queries(query: str, min_words: int = 3) -> list[str]:
             else:
                 parts.append(step)
     parts = [t for t in map(_trim, parts) if len(t.split()) >= min_words]
-    return parts if len(parts) > 1 else []
+    return (parts, marked) if len(parts) > 1 else ([], False)
 
 
 def _rank_order(item: tuple[str, float]) -> tuple[float, str]:
@@ -481,17 +488,20 @@ class ToolIndex:
         return scores, sims
 
     def _cover_steps(
-        self, query: str, ranked: list[tuple[str, float]], sims: dict[str, float], pool: int
+        self,
+        ranked: list[tuple[str, float]],
+        sims: dict[str, float],
+        steps: list[tuple[dict[str, float], dict[str, float]]],
     ) -> list[tuple[str, float]]:
         """A multi-step request keeps the whole request's ranking, and each step's own best
-        tool that is not already in the first (steps + 1) places takes the last of them, so
-        every step's tool is retrieved while the whole request still leads. (Adding the steps'
-        scores to the whole request's instead did not cover them: on BFCL's multi-tool queries
-        it scored R@5 0.737, below no splitting at all, 0.742; this scores 0.788, 0.818 with the
-        sentence steps of :func:`sub_queries`, and leaves single-tool queries as they were.)"""
+        tool (``steps``: each step's scores and cosines) that is not already in the first
+        (steps + 1) places takes the last of them, so every step's tool is retrieved while the
+        whole request still leads. (Adding the steps' scores to the whole request's instead did
+        not cover them: on BFCL's multi-tool queries it scored R@5 0.737, below no splitting at
+        all, 0.742; this scores 0.788, 0.818 with the sentence steps of :func:`sub_queries`,
+        and leaves single-tool queries as they were.)"""
         tops: list[tuple[str, float]] = []
-        for part in sub_queries(query):
-            part_scores, part_sims = self._blended(part, pool)
+        for part_scores, part_sims in steps:
             if not part_scores:
                 continue
             top = min(part_scores.items(), key=_rank_order)
@@ -525,12 +535,22 @@ class ToolIndex:
             sims = dict(ranked)
         elif strategy == "bm25":
             ranked, sims = self._bm25(query, pool), {}
-        else:
-            fuse = self._blended if strategy == "best" else self._fused
-            scores, sims = fuse(query, pool, embedding)
+        elif strategy == "hybrid":
+            scores, sims = self._fused(query, pool, embedding)
             ranked = sorted(scores.items(), key=_rank_order)
-            if strategy == "best":
-                ranked = self._cover_steps(query, ranked, sims, pool)
+        else:
+            scores, sims = self._blended(query, pool, embedding)
+            parts, marked = _steps(query)
+            steps = [self._blended(part, pool) for part in parts]
+            if marked:
+                # A request that marks its steps ("First, ... Also, ...") asks for several
+                # things: each card scores the best of the whole request and of each step, so
+                # a tool that fits one step well ranks as high as one that fits the whole.
+                for part_scores, part_sims in steps:
+                    for tid, score in part_scores.items():
+                        scores[tid] = max(scores.get(tid, score), score)
+                        sims[tid] = max(sims.get(tid, -1.0), part_sims.get(tid, -1.0))
+            ranked = self._cover_steps(sorted(scores.items(), key=_rank_order), sims, steps)
         hits = []
         for tid, score in ranked:
             sim = sims.get(tid)
