@@ -8,7 +8,9 @@ LanceDB's native full-text index over the same documents. ``hybrid`` fuses the t
 reciprocal rank; ``best`` adds to each card's cosine its BM25 score relative to the query's best
 BM25 match (weight ``BM25_WEIGHT``), which keeps the margins that rank fusion throws away, and
 splits requests that name several steps into sub-queries: each step's best tool is placed among
-the first (steps + 1) tools, so every step's tool is retrieved. A card's LLM-written requests
+the first (steps + 1) tools, so every step's tool is retrieved, and when the request marks its
+steps with sequence words ("First, ... Also, ...") each card scores the best of the whole
+request and of each step. A card's LLM-written requests
 (``ToolCard.synthetic``) get a vector each in a second table (``<table>_requests``): the card's
 cosine blends in its nearest request, so a question worded like a user's request finds the tool
 even when the description's words differ. The written requests also serve as a sample of the
