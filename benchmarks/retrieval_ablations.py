@@ -15,7 +15,9 @@ same index and the same query vectors, and writes JSON.
 - ``values``: the dense side embeds the question with its numbers removed (or replaced by
   ``x``), alone or averaged with the plain question; BM25 reads the question as it is.
 - ``steps``: `best` with and without covering each step of a multi-step request
-  (:meth:`ToolIndex._cover_steps`), on the single-call and the multi-tool queries.
+  (:meth:`ToolIndex._cover_steps`), and with every split request (not only those that mark
+  their steps with sequence words) scored by its best step, on the single-call and the
+  multi-tool queries.
 
 These read the ToolIndex's private arrays: they are experiments, not part of the package.
 """
@@ -36,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 import bfcl
 
-from toolrag import Settings
+from toolrag import Settings, toolindex
 from toolrag.cards import ToolCard, load_tool_list, split_name
 from toolrag.embeddings import embedding_name, make_embedding
 from toolrag.evaluation.retrieval import evaluate, load_queries
@@ -261,7 +263,16 @@ def steps(bench: Bench) -> dict[str, Any]:
             result[name]["without step covering"] = bench.best(name)
     finally:
         ToolIndex._cover_steps = cover  # type: ignore[method-assign]
+    marked = toolindex._steps
+    # every split request scored by its best step, not only those marked with sequence words
+    toolindex._steps = lambda query: (parts := marked(query)[0], bool(parts))  # type: ignore[assignment]
+    try:
+        for name in bench.sets:
+            result[name]["best step for every split request"] = bench.best(name)
+    finally:
+        toolindex._steps = marked
     result["single_queries_split"] = sum(bool(sub_queries(q.query)) for q in bench.sets["single"])
+    result["single_queries_marked"] = sum(marked(q.query)[1] for q in bench.sets["single"])
     return result
 
 
