@@ -313,29 +313,45 @@ def test_multi_step_request_retrieves_every_step(
     assert set(got) == {"convert_document_to_pdf", "send_email"}
 
 
-def test_each_step_keeps_its_best_tool_even_when_the_whole_request_prefers_others(
-    cards: list[ToolCard], embed: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The whole request likes three other tools best, and each step prefers its own tool by a
-    # small margin: adding the steps' scores would leave both steps' tools out of the top 3.
+def _scripted_index(
+    cards: list[ToolCard],
+    embed: object,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    steps: dict[str, dict[str, float]],
+    others: float,
+) -> ToolIndex:
+    """An index whose fused scores are scripted: any request but the ``steps`` likes
+    get_weather, convert_currency, book_flight, convert_document_to_pdf, send_email in that
+    order (0.9 down to 0.5); a step scores its listed tools as given and every other tool
+    ``others``. Scores double as cosines."""
     index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
     index.sync(cards)
     ids = {c.name: c.id for c in cards}
     whole = {"get_weather": 0.9, "convert_currency": 0.8, "book_flight": 0.7}
     whole |= {"convert_document_to_pdf": 0.6, "send_email": 0.5}
-    step_tool = {
-        "Convert the report to PDF": "convert_document_to_pdf",
-        "email it to Bob": "send_email",
-    }
 
     def blended(query: str, pool: int, embedding: object = None) -> tuple[dict, dict]:
-        if query in step_tool:
-            scores = {ids[n]: (0.5 if n == step_tool[query] else 0.45) for n in ids}
+        if query in steps:
+            scores = {ids[n]: steps[query].get(n, others) for n in ids}
         else:
             scores = {ids[n]: v for n, v in whole.items()}
         return scores, dict(scores)
 
     monkeypatch.setattr(index, "_blended", blended)
+    return index
+
+
+def test_each_step_keeps_its_best_tool_even_when_the_whole_request_prefers_others(
+    cards: list[ToolCard], embed: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The whole request likes three other tools best, and each step prefers its own tool by a
+    # small margin: adding the steps' scores would leave both steps' tools out of the top 3.
+    steps = {
+        "Convert the report to PDF": {"convert_document_to_pdf": 0.5},
+        "email it to Bob": {"send_email": 0.5},
+    }
+    index = _scripted_index(cards, embed, tmp_path, monkeypatch, steps, others=0.45)
     got = [
         h.name for h in index.retrieve("Convert the report to PDF and then email it to Bob", k=3)
     ]
@@ -352,24 +368,11 @@ def test_a_request_that_marks_its_steps_ranks_each_card_by_its_best_step(
     # Sentences opened by sequence words ("Also, ...") ask for several things: a tool that
     # fits one step well (book_flight, the first step's runner-up) outranks tools that only
     # fit the whole request loosely. Steps split at "and then" keep the whole request's order.
-    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
-    index.sync(cards)
-    ids = {c.name: c.id for c in cards}
-    whole = {"get_weather": 0.9, "convert_currency": 0.8, "book_flight": 0.7}
-    whole |= {"convert_document_to_pdf": 0.6, "send_email": 0.5}
-    step_scores = {
+    steps = {
         "Convert the report to PDF": {"convert_document_to_pdf": 0.95, "book_flight": 0.93},
         "email it to Bob": {"send_email": 0.95},
     }
-
-    def blended(query: str, pool: int, embedding: object = None) -> tuple[dict, dict]:
-        if query in step_scores:
-            scores = {ids[n]: step_scores[query].get(n, 0.1) for n in ids}
-        else:
-            scores = {ids[n]: v for n, v in whole.items()}
-        return scores, dict(scores)
-
-    monkeypatch.setattr(index, "_blended", blended)
+    index = _scripted_index(cards, embed, tmp_path, monkeypatch, steps, others=0.1)
     hits = index.retrieve("Convert the report to PDF. Also, email it to Bob.", k=3)
     assert {h.name for h in hits[:2]} == {"convert_document_to_pdf", "send_email"}
     assert (hits[2].name, hits[2].score, hits[2].similarity) == ("book_flight", 0.93, 0.93)
