@@ -91,7 +91,12 @@ class Bench:
             hits = self.index.retrieve(query, k=k, strategy="best", embedding=by_text[query])
             return [h.name for h in hits]
 
-        report = evaluate("best+requests", len(self.cards), queries, search).as_json()
+        return self.scored(name, search)
+
+    def scored(self, name: str, search: Callable[[str, int], list[str]]) -> dict[str, float]:
+        """Recall@1/5/10 (every expected tool counted) and MRR of ``search`` over query set
+        ``name``, by toolrag's own :func:`evaluate`."""
+        report = evaluate(name, len(self.cards), self.sets[name], search).as_json()
         return {k: round(float(report[k]), 4) for k in KEYS}
 
 
@@ -155,21 +160,6 @@ class Features:
         return top, np.asarray(rows, dtype=np.float32)
 
 
-def ranked_metrics(
-    candidates: list[tuple[np.ndarray, np.ndarray, list[int]]],
-    order: Callable[[np.ndarray], np.ndarray],
-) -> dict[str, float]:
-    """Recall@k (every expected tool counted) and MRR of the candidates reordered by ``order``."""
-    sums = dict.fromkeys(KEYS, 0.0)
-    for top, feats, expected in candidates:
-        ranked = top[order(feats)]
-        ranks = [int(np.flatnonzero(ranked == e)[0]) for e in expected if e in ranked]
-        for k in (1, 5, 10):
-            sums[f"recall@{k}"] += sum(r < k for r in ranks) / len(expected)
-        sums["mrr"] += 1.0 / (min(ranks) + 1) if ranks else 0.0
-    return {k: round(v / len(candidates), 4) for k, v in sums.items()}
-
-
 def rerank(bench: Bench) -> dict[str, Any]:
     import torch
 
@@ -193,18 +183,28 @@ def rerank(bench: Bench) -> dict[str, Any]:
         if len(hit):
             xs.append(feats)
             ys.append(int(hit[0]))
-    row_by_name = {bench.index.cards[i].name: n for n, i in enumerate(index._ids)}
-    test = []
-    for q, vector in zip(bench.sets["single"], bench.vectors["single"], strict=True):
-        top, feats = features(q.query, vector, index.adapter)
-        test.append((top, feats, [row_by_name.get(e, -1) for e in q.expected]))
+    names = np.array([index.cards[i].name for i in index._ids])
+    candidates = {
+        q.query: features(q.query, vector, index.adapter)
+        for q, vector in zip(bench.sets["single"], bench.vectors["single"], strict=True)
+    }
+
+    def reordered(order: Callable[[np.ndarray], np.ndarray]) -> dict[str, float]:
+        """The single-call queries scored on their candidates reordered by ``order``."""
+
+        def search(query: str, k: int) -> list[str]:
+            top, feats = candidates[query]
+            return list(names[top[order(feats)]][:k])
+
+        return bench.scored("single", search)
+
     x, y = torch.tensor(np.stack(xs)), torch.tensor(ys)
     flat = x.reshape(-1, x.shape[-1])
     mu, sd = flat.mean(0), flat.std(0) + 1e-6
     result: dict[str, Any] = {
         "training_questions": len(xs),
         "training_top1_best": round(float(np.mean([v == 0 for v in ys])), 4),
-        "best_top30": ranked_metrics(test, lambda f: np.arange(len(f))),
+        "best_top30": reordered(lambda f: np.arange(len(f))),
     }
     for hidden in (0, 8, 32):
         for decay in (1e-3, 1e-2):
@@ -230,7 +230,7 @@ def rerank(bench: Bench) -> dict[str, Any]:
                 fit = (net((x - mu) / sd).squeeze(-1).argmax(1) == y).float().mean().item()
             result[f"hidden={hidden},decay={decay}"] = {
                 "training_top1": round(fit, 4),
-                **ranked_metrics(test, order),
+                **reordered(order),
             }
             print(hidden, decay, result[f"hidden={hidden},decay={decay}"], flush=True)
     return result
