@@ -13,15 +13,24 @@ writes them again), one vector per request beside each card's document, in a sep
 which also learns its query adapter from them; the JSON says how many cards have requests and
 how the adapter did on the requests it held out. ``--requests-per-card N`` keeps the first N of
 each card's requests (the ablation of how many to write).
+
+With ``--synthetic`` there is also ``best+requests+translated``: ``best+requests`` where a
+question written mostly outside the English alphabet is searched in the English the local model
+translated it into (:mod:`toolrag.translation`). The translations are replayed from
+``benchmarks/records/translations_bfcl.sqlite``; ``--translate-live`` has the configured LLM
+translate the questions the record lacks (and records them). Its p50/p95 are the search's: the
+LLM's seconds per translation, as recorded, are in the JSON (``translation``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -32,12 +41,55 @@ import bfcl
 from toolrag import Settings
 from toolrag.cards import load_tool_list
 from toolrag.embeddings import embedding_name, make_embedding
-from toolrag.evaluation.retrieval import load_queries
+from toolrag.evaluation.retrieval import (
+    RetrievalQuery,
+    RetrievalReport,
+    evaluate,
+    load_queries,
+)
 from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_evals
 from toolrag.synthetic import SyntheticQueries
 from toolrag.toolindex import ToolIndex
+from toolrag.translation import QueryTranslator, needs_translation
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def translated_run(
+    index: ToolIndex,
+    sets: dict[str, list[RetrievalQuery]],
+    reports: dict[str, list[RetrievalReport]],
+    n_tools: int,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """``best+requests+translated`` on every query set, appended to ``reports``; returns what
+    the JSON says about the translations."""
+    llm = None
+    if args.translate_live:
+        from toolrag.llms import make_llm
+
+        llm = make_llm(Settings())
+    translator = QueryTranslator(args.translations, llm)
+    index.translator = translator
+
+    def search(query: str, k: int) -> list[str]:
+        return [h.name for h in index.retrieve(query, k=k, strategy="best")]
+
+    for name, queries in sets.items():
+        reports[name].append(evaluate("best+requests+translated", n_tools, queries, search))
+    index.translator = None
+    seconds = translator.seconds()
+    return {
+        "record": str(args.translations.relative_to(ROOT))
+        if args.translations.is_relative_to(ROOT)
+        else str(args.translations),
+        "questions_translated": {
+            name: sum(needs_translation(q.query) for q in qs) for name, qs in sets.items()
+        },
+        "missing_from_record": translator.missing,
+        "llm_seconds_median": round(statistics.median(seconds), 2) if seconds else None,
+        "llm_seconds_max": round(max(seconds), 2) if seconds else None,
+    }
 
 
 def main() -> None:
@@ -60,6 +112,17 @@ def main() -> None:
         default=0,
         help="With --synthetic, index at most the first N requests of each card (0: all).",
     )
+    parser.add_argument(
+        "--translations",
+        type=Path,
+        default=ROOT / "benchmarks" / "records" / "translations_bfcl.sqlite",
+        help="With --synthetic: the recorded translations best+requests+translated replays.",
+    )
+    parser.add_argument(
+        "--translate-live",
+        action="store_true",
+        help="Translate the questions the record lacks with the configured LLM, and record them.",
+    )
     args = parser.parse_args()
     tools_path, queries_path = bfcl.load(ROOT / "runs" / "bfcl")
     cards = load_tool_list(tools_path)
@@ -74,7 +137,7 @@ def main() -> None:
     reports = run_tool_evals(
         cards, sets, args.strategies.split(","), embed, index_dir=args.index_dir
     )
-    covered = adapter = requests = None
+    covered = adapter = requests = translation = None
     if args.synthetic is not None:
         augmented = SyntheticQueries(args.synthetic).augment(cards)
         if args.requests_per_card:
@@ -96,6 +159,8 @@ def main() -> None:
                 "holdout_top1_adapted": index.adapter.holdout_after,
                 "epochs": index.adapter.epochs,
             }
+        if "best" in args.strategies.split(","):
+            translation = translated_run(index, sets, reports, len(cards), args)
     results = {name: [r.as_json() for r in rs] for name, rs in reports.items()}
     result = {
         "benchmark": "tool_retrieval",
@@ -107,6 +172,7 @@ def main() -> None:
         "requests": requests,
         "requests_per_card_cap": args.requests_per_card or None,
         "query_adapter": adapter,
+        "translation": translation,
         "results": results["single"],
         "results_multi_tool": results["multi"],
     }

@@ -171,6 +171,11 @@ class Answer(BaseModel):
     sources: list[Source] = Field(default_factory=list)
     trace: list[TraceStep] = Field(default_factory=list)
     tools_offered: list[str] = Field(default_factory=list)
+    tools_searched: str | None = Field(
+        None,
+        description="The English the tools were searched with, when the question was "
+        "translated for the tool search (written mostly outside the English alphabet).",
+    )
     seconds: float = 0.0
     llm_calls: int = 0
     prompt_tokens: int = 0
@@ -363,7 +368,12 @@ async def run_agent(
         offered_tools += await retriever.aretrieve(question)
     offered = [t.metadata.get_name() for t in offered_tools]
     answer = Answer(question=question, answer="", tools_offered=offered, run_id=run_id)
-    emit("tools_retrieved", tools=offered)
+    searched = getattr(retriever.retriever, "last_searched", "") if retriever else ""
+    if searched and searched != question.strip():  # translated for the tool search
+        answer.tools_searched = searched
+        emit("tools_retrieved", tools=offered, text=f"searched as: {searched}")
+    else:
+        emit("tools_retrieved", tools=offered)
     remember = getattr(retriever.retriever, "remember", None) if retriever else None
     memory = memory if memory is not None else ChatMemoryBuffer.from_defaults(llm=agent.llm)
     call_started: dict[str, float] = {}

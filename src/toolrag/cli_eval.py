@@ -123,6 +123,14 @@ def eval_tools(
             "only the cards that changed (default: a temporary folder, embedded every run)."
         ),
     ] = None,
+    translate: Annotated[
+        bool,
+        typer.Option(
+            help="Search a question written mostly outside the English alphabet with the "
+            "configured LLM's English translation (toolrag's strategies; cached in the state "
+            "folder's translations.sqlite, so only a first run pays the LLM's time)."
+        ),
+    ] = False,
 ) -> None:
     """Recall@k, MRR, nDCG@10 and latency of tool retrieval, beside plain ObjectIndex."""
     from toolrag.cards import load_tool_list
@@ -133,12 +141,20 @@ def eval_tools(
     from toolrag.synthetic import SyntheticQueries
 
     def run(chosen: list[str], ks: list[int]) -> list[RetrievalReport]:
+        settings = Settings()
         cards = load_tool_list(tools)
         if synthetic:
-            cards = SyntheticQueries(Settings().synthetic_db).augment(cards)
+            cards = SyntheticQueries(settings.synthetic_db).augment(cards)
         qs = load_queries(queries, "expected_tools")
         _warn_unknown(qs, (c.name for c in cards), "tool(s)")
-        return run_tool_eval(cards, qs, chosen, make_embedding(Settings()), ks, index_dir)
+        translator = None
+        if translate:
+            from toolrag.llms import make_llm
+            from toolrag.translation import QueryTranslator
+
+            translator = QueryTranslator(settings.translations_db, lambda: make_llm(settings))
+        embed = make_embedding(settings)
+        return run_tool_eval(cards, qs, chosen, embed, ks, index_dir, translator)
 
     _run(strategy, STRATEGIES, k, run, as_json, misses, "tool retrieval", "n_tools")
 

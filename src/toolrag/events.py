@@ -42,7 +42,8 @@ class AgentEvent(BaseModel):
         """One human-readable line (the CLI's ``--stream`` output)."""
         head = f"[{self.seconds:6.2f}s] {self.kind}"
         if self.kind == "tools_retrieved":
-            return f"{head}: {', '.join(self.tools)}"
+            searched = f" ({self.text})" if self.text else ""
+            return f"{head}: {', '.join(self.tools)}{searched}"
         if self.kind == "tool_call":
             return f"{head} {self.step}: {self.tool}({self.arguments})"
         if self.kind == "tool_result":

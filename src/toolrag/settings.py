@@ -118,6 +118,11 @@ class Settings(BaseSettings):
         le=50,
         description="Tools retrieved per question (the router chooses among them).",
     )
+    translate_questions: bool = Field(
+        True,
+        description="Search for tools with the LLM's English translation of a question written "
+        "mostly outside the English alphabet (Chinese, Korean, Thai ...); cached per question.",
+    )
     chunk_size: int = Field(200, ge=64, description="Document chunk size in tokens.")
     chunk_overlap: int = Field(30, ge=0)
     max_iterations: int = Field(6, ge=1, le=50, description="Agent steps before a graceful stop.")
@@ -184,6 +189,11 @@ class Settings(BaseSettings):
     def synthetic_db(self) -> Path:
         """The LLM-written requests per tool card (``toolrag tools synth``)."""
         return self.state_dir / "synthetic.sqlite"
+
+    @property
+    def translations_db(self) -> Path:
+        """The LLM's translations of questions for the tool search (:mod:`toolrag.translation`)."""
+        return self.state_dir / "translations.sqlite"
 
     def active_profile(self) -> AgentProfile:
         """The profile named by ``profile``; 'default' permits every tool unless defined."""

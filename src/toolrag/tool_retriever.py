@@ -8,6 +8,8 @@ object-node mapping that resolves a name to the registered tool. On top of retri
 - a query that *is* a tool name returns that tool: the workflow agent re-retrieves with the
   tool name when it executes a call, and a plain index would answer "Tool X not found" for any
   tool it does not rank first for its own name;
+- a question written mostly outside the English alphabet is searched in the English the
+  index's translator makes of it (``last_searched`` says what was searched);
 - a query shaped like a tool name (``get_wether``, ``cancelInspection``) that no tool has is
   resolved by the ``unknown`` factory: a stand-in whose call returns a structured
   ``UNKNOWN_TOOL`` result with the closest real names, instead of the agent's bare text error.
@@ -102,6 +104,9 @@ class ToolIndexRetriever(BaseRetriever):
         self.floor = floor
         self.sticky: list[str] = []
         self.last_retrieved: list[tuple[str, float]] = []
+        # the text the last question was searched with: its English translation when the
+        # index's translator made one, else the question itself
+        self.last_searched = ""
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = query_bundle.query_str.strip()
@@ -109,9 +114,12 @@ class ToolIndexRetriever(BaseRetriever):
             return [self._node(query, 1.0)]
         if self.resolve_unknown and TOOL_NAME.fullmatch(query):  # a call to a made-up name
             return [self._node(query, 0.0)]
+        self.last_searched = self.index.search_text(query)
         hits = [
             (h.name, h.score)
-            for h in self.index.retrieve(query, k=self.k, floor=self.floor)
+            for h in self.index.retrieve(
+                self.last_searched, k=self.k, floor=self.floor, translate=False
+            )
             if h.name in self.names
         ]
         self.last_retrieved = hits

@@ -51,6 +51,7 @@ from toolrag.tools.mcp_source import MCPSource, load_mcp_configs
 from toolrag.tools.rest import OpenAPIToolSpec, load_rest_configs
 from toolrag.tools.result import ToolResult
 from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
+from toolrag.translation import QueryTranslator
 
 if TYPE_CHECKING:
     from toolrag.batch import BatchSummary
@@ -296,6 +297,9 @@ class Toolbox:
         if self.settings.synthetic_db.is_file():
             cards = SyntheticQueries(self.settings.synthetic_db).augment(cards)
         index.sync(cards)
+        if self.settings.translate_questions:
+            # the LLM is built only when a question needs translating
+            index.translator = QueryTranslator(self.settings.translations_db, lambda: self.llm)
         return index
 
     @cached_property

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
@@ -227,6 +227,9 @@ class ToolIndex:
         self._penalty: np.ndarray = np.zeros(0, dtype=np.float32)
         # learned from the written requests when there are enough of them (None: identity)
         self.adapter: QueryAdapter | None = None
+        # the text searched for a question (a QueryTranslator: a question written outside the
+        # English alphabet is searched in English); None searches every question as it is
+        self.translator: Callable[[str], str] | None = None
 
     # --- storage -------------------------------------------------------------------------------
     def _open(self) -> Any:
@@ -399,6 +402,13 @@ class ToolIndex:
         return len(self._ids)
 
     # --- retrieval -----------------------------------------------------------------------------
+    def search_text(self, query: str) -> str:
+        """The text searched for ``query``: its translation when the ``translator`` makes one
+        (a question written outside the English alphabet), else the query itself."""
+        if self.translator is None:
+            return query
+        return self.translator(query) or query
+
     def _cosines(
         self, query: str, embedding: Sequence[float] | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -526,10 +536,17 @@ class ToolIndex:
         strategy: Strategy = "best",
         floor: float | None = None,
         embedding: Sequence[float] | None = None,
+        translate: bool = True,
     ) -> list[ToolHit]:
         """The top-k tools for ``query``. ``floor`` (a cosine) drops tools below it, so a
         question no tool fits gets an empty list. ``embedding``: the query's vector when the
-        caller has it already (a LlamaIndex retriever embeds before it queries the store)."""
+        caller has it already (a LlamaIndex retriever embeds before it queries the store).
+        With a ``translator``, the question is searched as it returns it (``translate=False``:
+        as it is), and a translated question is embedded again."""
+        if translate:
+            searched = self.search_text(query)
+            if searched != query:
+                query, embedding = searched, None
         pool = max(k * 4, 50)
         sims: dict[str, float]
         if strategy == "dense":

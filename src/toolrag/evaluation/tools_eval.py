@@ -34,9 +34,11 @@ def run_tool_eval(
     embed: BaseEmbedding,
     ks: Sequence[int] = (1, 5, 10),
     index_dir: Path | None = None,
+    translator: Callable[[str], str] | None = None,
 ) -> list[RetrievalReport]:
     """Evaluate each strategy on the same pool and queries, in this process."""
-    return run_tool_evals(cards, {"queries": queries}, strategies, embed, ks, index_dir)["queries"]
+    sets = {"queries": queries}
+    return run_tool_evals(cards, sets, strategies, embed, ks, index_dir, translator)["queries"]
 
 
 def run_tool_evals(
@@ -46,15 +48,19 @@ def run_tool_evals(
     embed: BaseEmbedding,
     ks: Sequence[int] = (1, 5, 10),
     index_dir: Path | None = None,
+    translator: Callable[[str], str] | None = None,
 ) -> dict[str, list[RetrievalReport]]:
     """Each strategy on several query sets over one pool (say single- and multi-tool
-    requests): the pool is indexed once per strategy, not once per set."""
+    requests): the pool is indexed once per strategy, not once per set. ``translator``: the
+    ToolIndex's (:class:`toolrag.translation.QueryTranslator`), for toolrag's strategies; the
+    plain ObjectIndex baseline searches every question as it is."""
     reports: dict[str, list[RetrievalReport]] = {name: [] for name in query_sets}
     with tempfile.TemporaryDirectory(prefix="toolrag-eval-") as tmp:
         index: ToolIndex | None = None
         if any(s != "objectindex-default" for s in strategies):
             index = ToolIndex(index_dir or Path(tmp), embed)
             index.sync(cards)
+            index.translator = translator
         for strategy in strategies:
             search = searcher(strategy, cards, embed, index)
             for name, queries in query_sets.items():

@@ -1,0 +1,168 @@
+"""Questions in other alphabets, translated into English for the tool search.
+
+The bundled embedding model (all-MiniLM-L6-v2) and BM25 read English. A question written mostly
+outside the English alphabet ("北京后天的天气如何？", "스테이크 만드는 법 알려줘") lands near no
+tool: on BFCL, 12 of its 18 such questions had their tool outside the top 30. The LLM the agent
+already runs (Qwen2.5 reads Chinese, Korean, Thai ...) translates such a question before the
+ToolIndex searches; the agent itself still reads the original. A question in the English alphabet
+is searched as it is, with no LLM call, so English pays nothing.
+
+Translations are kept in SQLite, keyed by the model and the question: a question asked again
+costs nothing, and a benchmark replays the translations it recorded (with the seconds each took).
+A failed LLM call, or a reply that holds no translation, searches the original question: the
+search never fails because of the translation.
+
+    translate = QueryTranslator(settings.translations_db, llm)
+    index.translator = translate            # ToolIndex.retrieve translates when it should
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from llama_index.core.llms import LLM
+
+log = logging.getLogger(__name__)
+
+# A question whose letters are at least this share outside a-z (any case) is translated.
+# Accented Latin letters count as outside: French or Spanish text has a few (and stays as it
+# is); Chinese, Korean, Thai, Arabic or Cyrillic text is nearly all outside.
+FOREIGN_SHARE = 0.3
+PROMPT = (
+    "Translate this request into English. Keep names, numbers and quoted values as they are. "
+    "Write only the translation.\n\nRequest: {text}\n\nEnglish:"
+)
+# a reply's preamble line ("Here is the translation:") and label ("English: ...")
+_PREAMBLE = re.compile(r"^(?:here\b.*|sure\b.*|.*\btranslation\b.*):\s*$", re.IGNORECASE)
+_LABEL = re.compile(r"^(?:english|translation|request)\s*:\s*", re.IGNORECASE)
+
+
+def needs_translation(text: str) -> bool:
+    """Whether ``text`` is written mostly outside the English alphabet (at least
+    ``FOREIGN_SHARE`` of its letters): digits, punctuation and spaces do not count."""
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return False
+    foreign = sum(1 for c in letters if not ("a" <= c.lower() <= "z"))
+    return foreign / len(letters) >= FOREIGN_SHARE
+
+
+def parse_translation(reply: str, original: str) -> str | None:
+    """The translation in an LLM reply: its first line of text, without a preamble ("Here is
+    the translation:"), a label ("English:") or surrounding quotes; None when there is none, or
+    when the reply is far longer than a translation of ``original`` could be."""
+    for line in reply.strip().splitlines():
+        line = line.strip()
+        if not line or _PREAMBLE.match(line):
+            continue
+        line = _LABEL.sub("", line).strip().strip("\"'“”").strip()
+        if not line or len(line) > 4 * len(original) + 200:
+            return None
+        return line
+    return None
+
+
+class QueryTranslator:
+    """Translates questions written outside the English alphabet with ``llm``, caching each
+    translation in SQLite at ``path`` per model. ``llm`` may be a function that builds it: it is
+    called at the first question that needs a translation, so English questions never load a
+    model. Without an ``llm`` it only replays the cache (any model's translation), and a
+    question it has none for is searched as it is.
+
+    Calling it returns the text to search: the translation, or the question itself when it
+    needs none or none could be made."""
+
+    def __init__(self, path: Path, llm: LLM | Callable[[], LLM] | None = None) -> None:
+        self.path = path
+        self._llm: LLM | None = llm if isinstance(llm, LLM) else None
+        self._make_llm = None if isinstance(llm, LLM) else llm
+        self.missing = 0  # questions that needed a translation and got none
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._db() as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS translations (model TEXT, text TEXT, "
+                "translation TEXT, seconds REAL, PRIMARY KEY (model, text))"
+            )
+
+    @property
+    def llm(self) -> LLM | None:
+        """The translating LLM (built on first use), or None for a replay-only translator."""
+        if self._llm is None and self._make_llm is not None:
+            self._llm = self._make_llm()
+            self._make_llm = None
+        return self._llm
+
+    @property
+    def model(self) -> str | None:
+        """The LLM's model file name, not its path (a cache moved to another machine still
+        matches); None for a replay-only translator."""
+        llm = self.llm
+        return Path(llm.metadata.model_name or type(llm).__name__).name if llm else None
+
+    @contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path)
+        try:
+            with db:  # commits
+                yield db
+        finally:
+            db.close()
+
+    def cached(self, text: str) -> str | None:
+        """The cached translation of ``text`` by this translator's model (any model's when it
+        has none; the latest wins)."""
+        with self._db() as db:
+            row = db.execute(
+                "SELECT translation FROM translations WHERE text = ? "
+                "AND model = coalesce(?, model) ORDER BY rowid DESC",
+                (text, self.model),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def seconds(self) -> list[float]:
+        """How long each cached translation took the LLM, in seconds."""
+        with self._db() as db:
+            rows = db.execute(
+                "SELECT seconds FROM translations WHERE model = coalesce(?, model)", (self.model,)
+            ).fetchall()
+        return [float(s) for (s,) in rows]
+
+    def __call__(self, text: str) -> str:
+        key = text.strip()
+        if not needs_translation(key):
+            return text
+        try:
+            llm = self.llm
+            found = self.cached(key)
+        except Exception as exc:  # the model would not load: search the original
+            log.warning("no translation, searching the question as it is: %s", exc)
+            self.missing += 1
+            return text
+        if found is not None:
+            return found
+        if llm is None:
+            self.missing += 1
+            return text
+        started = time.perf_counter()
+        try:
+            reply = llm.complete(PROMPT.format(text=key)).text
+        except Exception as exc:  # any LLM failure: search the original
+            log.warning("translation failed, searching the question as it is: %s", exc)
+            self.missing += 1
+            return text
+        translation = parse_translation(reply, key)
+        if translation is None:
+            self.missing += 1
+            return text
+        with self._db() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO translations VALUES (?, ?, ?, ?)",
+                (self.model, key, translation, round(time.perf_counter() - started, 3)),
+            )
+        return translation
