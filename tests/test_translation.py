@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from toolrag.llms import ScriptedLLM
 from toolrag.toolindex import ToolIndex
 from toolrag.translation import QueryTranslator, needs_translation, parse_translation
 
-from .conftest import final, react
+from .conftest import DATA, final, react
+from .test_cli import run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RAIN_ZH = "明天巴黎会下雨吗？"
@@ -43,9 +45,8 @@ def test_which_questions_are_translated(text: str, expected: bool) -> None:
 
 def test_the_translation_is_read_from_the_reply() -> None:
     original = "스테이크 만드는 법 알려줘"
-    assert parse_translation('Here is the translation:\n"Tell me how to make steak."', original) == (
-        "Tell me how to make steak."
-    )
+    reply = 'Here is the translation:\n"Tell me how to make steak."'
+    assert parse_translation(reply, original) == "Tell me how to make steak."
     assert parse_translation("English: Get Adidas's work order\n", original) == (
         "Get Adidas's work order"
     )
@@ -107,7 +108,7 @@ def test_the_tool_index_searches_the_translation(tmp_path: Path) -> None:
     assert index.retrieve(RAIN_ZH, k=1, embedding=wrong)[0].name == "get_weather"
     index.translator = QueryTranslator(tmp_path / "other.sqlite", ScriptedLLM([]))
     index.retrieve(RAIN_ZH, k=1, translate=False)  # as it is: the LLM is not asked
-    assert index.translator.missing == 0  # type: ignore[attr-defined]
+    assert index.translator.missing == 0
 
 
 def test_the_agent_searches_tools_with_the_translation_and_says_so(
@@ -141,3 +142,40 @@ def test_translation_can_be_turned_off(toolbox_factory: Callable[..., Toolbox]) 
     tb.settings.translate_questions = False
     answer = tb.ask("Summit Ridge 酒店计划什么时候实质性完工？")
     assert answer.tools_searched is None and tb.tool_index.translator is None
+
+
+def test_ask_trace_shows_the_translation_searched(
+    sample_settings: Settings, tmp_path: Path
+) -> None:
+    searched = "When did Fire Station 7 reach substantial completion?"
+    turns = tmp_path / "turns.json"
+    turns.write_text(
+        json.dumps(
+            [
+                searched,
+                react("get_project_schedule", {"project": "Cedar Valley Fire Station 7"}),
+                final("Substantial completion was reached on 2025-12-12."),
+            ]
+        )
+    )
+    proc = run_cli(
+        "ask",
+        "7号消防站什么时候实质性完工？",
+        "--trace",
+        env={
+            "TOOLRAG_INDEX_DIR": str(sample_settings.index_dir),
+            "TOOLRAG_DATA_DIR": str(DATA),
+            "TOOLRAG_STATE_DIR": str(tmp_path / "state"),
+            "TOOLRAG_LLM_PROVIDER": "scripted",
+            "TOOLRAG_SCRIPTED_TURNS_FILE": str(turns),
+        },
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"Searched as: {searched}" in proc.stdout
+    assert "get_project_schedule" in proc.stdout and "2025-12-12" in proc.stdout
+    assert (
+        QueryTranslator(tmp_path / "state" / "translations.sqlite").cached(
+            "7号消防站什么时候实质性完工？"
+        )
+        == searched
+    )

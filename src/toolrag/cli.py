@@ -185,6 +185,8 @@ def _print_answer(answer: Any, trace: bool) -> None:
         out.print(
             f"[bold]Tools retrieved:[/bold] {', '.join(answer.tools_offered)}", highlight=False
         )
+        if answer.tools_searched:  # the question was translated for the tool search
+            out.print(f"[bold]Searched as:[/bold] {answer.tools_searched}", highlight=False)
         out.print("[bold]Trace:[/bold]")
         for step in answer.trace:
             status = "ok" if step.success else f"error {step.error_code}"
