@@ -179,3 +179,15 @@ def test_ask_trace_shows_the_translation_searched(
         )
         == searched
     )
+
+
+def test_a_state_folder_that_cannot_be_written_keeps_translations_in_memory(
+    tmp_path: Path,
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    llm = ScriptedLLM(["Will it rain in Paris tomorrow?"])
+    translate = QueryTranslator(blocked / "translations.sqlite", llm)
+    assert translate(RAIN_ZH) == "Will it rain in Paris tomorrow?"
+    assert translate(RAIN_ZH) == "Will it rain in Paris tomorrow?" and llm.remaining == 0
+    assert translate.seconds() == []

@@ -83,12 +83,20 @@ class QueryTranslator:
         self._llm: LLM | None = llm if isinstance(llm, LLM) else None
         self._make_llm = None if isinstance(llm, LLM) else llm
         self.missing = 0  # questions that needed a translation and got none
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with self._db() as db:
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS translations (model TEXT, text TEXT, "
-                "translation TEXT, seconds REAL, PRIMARY KEY (model, text))"
-            )
+        # a state folder that cannot be written (a read-only deployment) keeps the
+        # translations of this process only
+        self._memory: dict[str, str] = {}
+        self._stored = True
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with self._db() as db:
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS translations (model TEXT, text TEXT, "
+                    "translation TEXT, seconds REAL, PRIMARY KEY (model, text))"
+                )
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("translations are not cached in %s: %s", path, exc)
+            self._stored = False
 
     @property
     def llm(self) -> LLM | None:
@@ -117,6 +125,8 @@ class QueryTranslator:
     def cached(self, text: str) -> str | None:
         """The cached translation of ``text`` by this translator's model (any model's when it
         has none; the latest wins)."""
+        if not self._stored:
+            return self._memory.get(text)
         with self._db() as db:
             row = db.execute(
                 "SELECT translation FROM translations WHERE text = ? "
@@ -127,6 +137,8 @@ class QueryTranslator:
 
     def seconds(self) -> list[float]:
         """How long each cached translation took the LLM, in seconds."""
+        if not self._stored:
+            return []
         with self._db() as db:
             rows = db.execute(
                 "SELECT seconds FROM translations WHERE model = coalesce(?, model)", (self.model,)
@@ -160,9 +172,15 @@ class QueryTranslator:
         if translation is None:
             self.missing += 1
             return text
-        with self._db() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO translations VALUES (?, ?, ?, ?)",
-                (self.model, key, translation, round(time.perf_counter() - started, 3)),
-            )
+        self._memory[key] = translation
+        if self._stored:
+            try:
+                with self._db() as db:
+                    db.execute(
+                        "INSERT OR REPLACE INTO translations VALUES (?, ?, ?, ?)",
+                        (self.model, key, translation, round(time.perf_counter() - started, 3)),
+                    )
+            except sqlite3.Error as exc:  # a full disk, a locked file: keep it in memory
+                log.warning("translation not cached: %s", exc)
+                self._stored = False
         return translation
