@@ -2,7 +2,7 @@
 figures can be repeated. Each prints the unchanged `best+requests` beside the variant, over the
 same index and the same query vectors, and writes JSON.
 
-    .venv/bin/python benchmarks/retrieval_ablations.py rerank|values|steps
+    .venv/bin/python benchmarks/retrieval_ablations.py rerank|values|steps|vectors
         [--synthetic benchmarks/records/synthetic_bfcl.sqlite] [--out runs/ablation_<name>.json]
 
 - ``rerank``: a learned reranker over the top 30 of `best`, trained on the pool's own written
@@ -18,6 +18,12 @@ same index and the same query vectors, and writes JSON.
   (:meth:`ToolIndex._cover_steps`), and with every split request (not only those that mark
   their steps with sequence words) scored by its best step, on the single-call and the
   multi-tool queries.
+- ``vectors``: other ways to score a card's vector. Pseudo-relevance feedback (Rocchio: the
+  question moved halfway towards the mean of its 3 best cards' documents, then ranked again);
+  a second vector per card of its name and description only (no parameters), taken as the
+  card's maximum with the document or averaged with it; and the hub correction applied to the
+  written requests too (each request ranked down by half its mean cosine with its ``HUB_K``
+  nearest requests of other cards, CSLS's settings as for the documents).
 
 These read the ToolIndex's private arrays: they are experiments, not part of the package.
 """
@@ -44,7 +50,14 @@ from toolrag.embeddings import embedding_name, make_embedding
 from toolrag.evaluation.retrieval import evaluate, load_queries
 from toolrag.query_adapter import QueryAdapter, fit_query_adapter
 from toolrag.synthetic import SyntheticQueries
-from toolrag.toolindex import BM25_WEIGHT, REQUEST_WEIGHT, ToolIndex, sub_queries
+from toolrag.toolindex import (
+    BM25_WEIGHT,
+    HUB_K,
+    HUB_WEIGHT,
+    REQUEST_WEIGHT,
+    ToolIndex,
+    sub_queries,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 POOL = 30
@@ -96,8 +109,9 @@ class Bench:
     def scored(self, name: str, search: Callable[[str, int], list[str]]) -> dict[str, float]:
         """Recall@1/5/10 (every expected tool counted) and MRR of ``search`` over query set
         ``name``, by toolrag's own :func:`evaluate`."""
-        report = evaluate(name, len(self.cards), self.sets[name], search).as_json()
-        return {k: round(float(report[k]), 4) for k in KEYS}
+        report = evaluate(name, len(self.cards), self.sets[name], search)
+        scores = {f"recall@{k}": v for k, v in report.recall.items()} | {"mrr": report.mrr}
+        return {k: round(scores[k], 4) for k in KEYS}
 
 
 # --- rerank ------------------------------------------------------------------------------------
@@ -264,8 +278,13 @@ def steps(bench: Bench) -> dict[str, Any]:
     finally:
         ToolIndex._cover_steps = cover  # type: ignore[method-assign]
     marked = toolindex._steps
+
     # every split request scored by its best step, not only those marked with sequence words
-    toolindex._steps = lambda query: (parts := marked(query)[0], bool(parts))  # type: ignore[assignment]
+    def every_split(query: str, min_words: int = 3) -> tuple[list[str], bool]:
+        parts = marked(query, min_words)[0]
+        return parts, bool(parts)
+
+    toolindex._steps = every_split
     try:
         for name in bench.sets:
             result[name]["best step for every split request"] = bench.best(name)
@@ -276,10 +295,97 @@ def steps(bench: Bench) -> dict[str, Any]:
     return result
 
 
+# --- vectors -------------------------------------------------------------------------------------
+Scorer = Callable[[ToolIndex, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def _request_hubness(index: ToolIndex) -> np.ndarray:
+    """Each written request's mean cosine with its HUB_K nearest requests of other cards."""
+    reqs = index._req_matrix
+    ends = np.r_[index._req_starts[1:], len(reqs)]
+    owner = np.repeat(index._req_rows, ends - index._req_starts)
+    out = np.zeros(len(reqs), dtype=np.float32)
+    for start in range(0, len(reqs), 512):
+        sims = reqs[start : start + 512] @ reqs.T
+        sims[owner[start : start + 512, None] == owner[None, :]] = -1.0
+        out[start : start + 512] = np.partition(sims, -HUB_K, axis=1)[:, -HUB_K:].mean(axis=1)
+    return out
+
+
+def _scored(
+    index: ToolIndex, q: np.ndarray, docs: np.ndarray, request_penalty: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """`best`'s dense scores (ranking score, cosine) for the unit question ``q`` with ``docs``
+    as the cards' document vectors, as :meth:`ToolIndex._cosines` computes them."""
+    sims = index._matrix @ q
+    ranked = docs @ (q if index.adapter is None else index.adapter.apply(q))
+    to_reqs = index._req_matrix @ q
+    nearest = REQUEST_WEIGHT * np.maximum.reduceat(to_reqs, index._req_starts)
+    ranked_nearest = nearest
+    if request_penalty is not None:
+        adjusted = to_reqs - HUB_WEIGHT * (request_penalty - request_penalty.mean())
+        ranked_nearest = REQUEST_WEIGHT * np.maximum.reduceat(adjusted, index._req_starts)
+    rows = index._req_rows
+    sims[rows] = (sims[rows] + nearest) / (1 + REQUEST_WEIGHT)
+    ranked[rows] = (ranked[rows] + ranked_nearest) / (1 + REQUEST_WEIGHT)
+    return ranked - index._penalty, sims
+
+
+def vectors(bench: Bench) -> dict[str, Any]:
+    index = bench.index
+    texts = [index.cards[i].document().split("\nParameters:")[0] for i in index._ids]
+    short = unit(bench.vectorize(texts))
+    full = index._matrix
+    hub = _request_hubness(index)
+
+    def prf(self: ToolIndex, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ranked, sims = _scored(self, q, full)
+        moved = unit(q + 0.5 * full[np.argpartition(-ranked, 3)[:3]].mean(axis=0))
+        return _scored(self, moved, full)[0], sims
+
+    def short_max(self: ToolIndex, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        a, sims = _scored(self, q, full)
+        return np.maximum(a, _scored(self, q, short)[0]), sims
+
+    def short_mean(self: ToolIndex, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        a, sims = _scored(self, q, full)
+        return (a + _scored(self, q, short)[0]) / 2, sims
+
+    variants: dict[str, Scorer] = {
+        "pseudo-relevance feedback": prf,
+        "name+description vector, max with the document": short_max,
+        "name+description vector, mean with the document": short_mean,
+        "hub correction on the written requests": lambda self, q: _scored(self, q, full, hub),
+    }
+    result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
+    cosines = ToolIndex._cosines
+    for label, scorer in variants.items():
+
+        def patched(
+            self: ToolIndex,
+            query: str,
+            embedding: Sequence[float] | None = None,
+            scorer: Scorer = scorer,
+        ) -> tuple[np.ndarray, np.ndarray]:
+            if embedding is None:
+                embedding = self.embed.get_query_embedding(query)
+            return scorer(self, unit(np.asarray(embedding, dtype=np.float32)))
+
+        ToolIndex._cosines = patched  # type: ignore[method-assign]
+        try:
+            for name in bench.sets:
+                result[name][label] = bench.best(name)
+        finally:
+            ToolIndex._cosines = cosines  # type: ignore[method-assign]
+        print(label, json.dumps({n: result[n][label] for n in bench.sets}), flush=True)
+    return result
+
+
 ABLATIONS: dict[str, Callable[[Bench], dict[str, Any]]] = {
     "rerank": rerank,
     "values": values,
     "steps": steps,
+    "vectors": vectors,
 }
 
 
