@@ -81,6 +81,8 @@ def test_a_failed_translation_searches_the_question_as_it_is(tmp_path: Path) -> 
 
     unloadable = QueryTranslator(tmp_path / "c.sqlite", no_model)
     assert unloadable(RAIN_ZH) == RAIN_ZH and unloadable.missing == 1
+    assert unloadable("北京后天的天气如何？") == "北京后天的天气如何？"  # not built again
+    assert unloadable.missing == 2 and unloadable.llm is None
 
 
 def test_the_llm_is_built_only_for_a_question_that_needs_it(tmp_path: Path) -> None:

@@ -20,7 +20,9 @@ the CSLS correction of Conneau et al. (2018), so a generic tool stops crowding o
 one a question names. With enough written requests the index also learns a linear query adapter
 from them (:mod:`toolrag.query_adapter`, saved beside the table and fitted again only when the
 cards or their requests change): questions are ranked against the documents in the adapted
-space, while the similarity reported (and the floor) stays the plain cosine.
+space, while the similarity reported (and the floor) stays the plain cosine. With a
+``translator`` (:mod:`toolrag.translation`), a question written mostly outside the English
+alphabet is searched in the English the LLM translates it into.
 """
 
 from __future__ import annotations

@@ -102,8 +102,9 @@ class QueryTranslator:
     def llm(self) -> LLM | None:
         """The translating LLM (built on first use), or None for a replay-only translator."""
         if self._llm is None and self._make_llm is not None:
-            self._llm = self._make_llm()
-            self._make_llm = None
+            # built once: a model that fails to load is not tried again for every question
+            make, self._make_llm = self._make_llm, None
+            self._llm = make()
         return self._llm
 
     @property
