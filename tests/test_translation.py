@@ -193,3 +193,17 @@ def test_a_state_folder_that_cannot_be_written_keeps_translations_in_memory(
     assert translate(RAIN_ZH) == "Will it rain in Paris tomorrow?"
     assert translate(RAIN_ZH) == "Will it rain in Paris tomorrow?" and llm.remaining == 0
     assert translate.seconds() == []
+
+
+def test_a_routed_question_says_what_its_tools_were_searched_as(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    searched = "What are the milestone dates of project GRB-104?"
+    call = {"tool": "get_project_schedule", "arguments": {"project": "GRB-104"}}
+    tb = toolbox_factory([searched, json.dumps({"action": "call_tools", "calls": [call]})])
+    result = tb.route("GRB-104项目的里程碑日期是什么？")  # the router reads it as asked
+    assert result.tools_searched == searched
+    assert "get_project_schedule" in result.tools_offered
+    assert result.valid and result.results[0].success
+    english = toolbox_factory([json.dumps({"action": "call_tools", "calls": [call]})])
+    assert english.route(searched).tools_searched is None

@@ -61,6 +61,8 @@ def route(
         return
     decision = result.decision
     out.print(f"[bold]decision[/bold] {result.id}  offered: {', '.join(result.tools_offered)}")
+    if result.tools_searched:  # the question was translated for the tool search
+        out.print(f"searched as: {result.tools_searched}", highlight=False)
     if decision is None or not result.valid:
         out.print(f"[red]invalid after repair:[/red] {'; '.join(result.errors)}")
         return

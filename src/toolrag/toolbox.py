@@ -488,12 +488,16 @@ class Toolbox:
         is logged; rate it with :meth:`rate_decision`."""
         question = self._check_question(question)
         run = RunState()
-        tools = await self.tool_retriever(run).aretrieve(question)
+        retriever = self.tool_retriever(run)
+        tools = await retriever.aretrieve(question)
+        searched = getattr(retriever.retriever, "last_searched", "")
         router = self.router(mode)
         if execute:
             result = await router.arun(question, tools, self.guard, run_id=run.run_id)
         else:
             result = await asyncio.to_thread(router.route, question, tools)
+        if searched and searched != question:  # translated for the tool search
+            result.tools_searched = searched
         result.id = self.decisions.record(result)
         return result
 

@@ -50,6 +50,11 @@ class RouteResult(BaseModel):
     )
     examples: list[str] = Field(default_factory=list, description="Ids of the few-shot examples.")
     tools_offered: list[str] = Field(default_factory=list)
+    tools_searched: str | None = Field(
+        None,
+        description="The English the tools were searched with, when the question was "
+        "translated for the tool search (written mostly outside the English alphabet).",
+    )
     results: list[ToolResult] = Field(default_factory=list)
     raw: list[str] = Field(default_factory=list, description="The model's replies.")
     prompt: str = Field(
