@@ -56,10 +56,22 @@ class ProjectCatalog(BaseModel):
         matches = [p for p in self.projects if p.name and wanted in _norm(p.name)]
         if len(matches) == 1:
             return matches[0].code
+        # Some of the name's words, in any order ("Cedar Valley 7", "station 7 cedar valley",
+        # or what is left of a name written half in another script: "Cedar Valley 7号消防站"),
+        # when they fit exactly one project.
+        words = set(wanted.split())
+        matches = [p for p in self.projects if p.name and words <= set(_norm(p.name).split())]
+        if len(matches) == 1:
+            return matches[0].code
         # A code embedded in a longer string ("project GRB-107 hotel").
         for p in self.projects:
             if _norm(p.code) in wanted:
                 return p.code
+        if len(matches) > 1:  # words several names share: ask, rather than guess one
+            raise InputError(
+                f"Several projects fit {value!r}.",
+                hint="Say which: " + ", ".join(f"{p.code} ({p.name})" for p in matches) + ".",
+            )
         names = {_norm(p.name): p.code for p in self.projects if p.name}
         close = difflib.get_close_matches(wanted, list(names), n=1, cutoff=0.75)
         if close:
