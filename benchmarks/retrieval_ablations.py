@@ -2,8 +2,10 @@
 figures can be repeated. Each prints the unchanged `best+requests` beside the variant, over the
 same index and the same query vectors, and writes JSON.
 
-    .venv/bin/python benchmarks/retrieval_ablations.py rerank|values|steps|vectors
+    .venv/bin/python benchmarks/retrieval_ablations.py ABLATION
         [--synthetic benchmarks/records/synthetic_bfcl.sqlite] [--out runs/ablation_<name>.json]
+
+ABLATION is one of:
 
 - ``rerank``: a learned reranker over the top 30 of `best`, trained on the pool's own written
   requests (never on the evaluation queries). Each card's last request is a training question;
@@ -24,6 +26,13 @@ same index and the same query vectors, and writes JSON.
   card's maximum with the document or averaged with it; and the hub correction applied to the
   written requests too (each request ranked down by half its mean cosine with its ``HUB_K``
   nearest requests of other cards, CSLS's settings as for the documents).
+- ``diversity``: in `best`'s top 5, a card whose document has cosine >= 0.95 (the lint's
+  near-duplicate threshold), 0.9 or 0.85 with a card placed before it is moved to just after
+  the top 5, so near-copies do not take several of its places (the same top 10 as `best`).
+- ``finetune``: the embedding model itself fine-tuned on (written request, card document)
+  pairs, one epoch of in-batch negatives (the settings of the sentence-transformers and
+  LlamaIndex fine-tuning guides), then the pool indexed again with it, query adapter included
+  (about 12 minutes of training and 5 of embedding on two cores; ``runs/ablation_finetune/``).
 
 These read the ToolIndex's private arrays: they are experiments, not part of the package.
 """
@@ -77,9 +86,10 @@ def unit(vectors: np.ndarray) -> np.ndarray:
 class Bench:
     """BFCL's pool with its written requests in a ToolIndex, the query sets and their vectors."""
 
-    def __init__(self, synthetic: Path, index_dir: Path) -> None:
+    def __init__(self, synthetic: Path, index_dir: Path, settings: Settings | None = None) -> None:
         tools_path, queries_path = bfcl.load(ROOT / "runs" / "bfcl")
-        self.embed = make_embedding(Settings())
+        self.synthetic = synthetic
+        self.embed = make_embedding(settings or Settings())
         self.cards: list[ToolCard] = SyntheticQueries(synthetic).augment(load_tool_list(tools_path))
         self.sets = {
             "single": load_queries(queries_path, "expected_tools"),
@@ -381,11 +391,114 @@ def vectors(bench: Bench) -> dict[str, Any]:
     return result
 
 
+# --- diversity -----------------------------------------------------------------------------------
+def _deferred(index: ToolIndex, hits: list[Any], threshold: float, window: int = 5) -> list[str]:
+    """``best``'s ranking with every card whose document has cosine >= ``threshold`` with a card
+    already placed in the first ``window`` moved to just after them (its place goes to the next
+    card that is not a near-copy), so the window holds different tools."""
+    placed: list[int] = []
+    later: list[str] = []
+    head: list[str] = []
+    for hit in hits:
+        row = index._row[hit.id]
+        if len(head) < window:
+            if placed and float(np.max(index._matrix[placed] @ index._matrix[row])) >= threshold:
+                later.append(hit.name)
+                continue
+            placed.append(row)
+            head.append(hit.name)
+        else:
+            later.append(hit.name)
+    return head + later
+
+
+def diversity(bench: Bench) -> dict[str, Any]:
+    result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
+    for threshold in (0.95, 0.9, 0.85):
+        label = f"near-copies (document cosine >= {threshold}) deferred past the top 5"
+        for name, queries in bench.sets.items():
+            by_text = {q.query: bench.vectors[name][n] for n, q in enumerate(queries)}
+
+            def search(
+                query: str, k: int, threshold: float = threshold, by_text: Any = by_text
+            ) -> list[str]:
+                hits = bench.index.retrieve(query, k=10, strategy="best", embedding=by_text[query])
+                return _deferred(bench.index, hits, threshold)[:k]
+
+            result[name][label] = bench.scored(name, search)
+        print(label, json.dumps({n: result[n][label] for n in bench.sets}), flush=True)
+    return result
+
+
+# --- finetune ------------------------------------------------------------------------------------
+def _fine_tune(cards: Sequence[ToolCard], base: Path, out: Path, seed: int = 0) -> dict[str, Any]:
+    """One epoch of in-batch-negatives training (MultipleNegativesRankingLoss, scale 20) of the
+    embedding model on (written request, card document) pairs: batches of 32 with one pair per
+    card, AdamW at 2e-5 with 10% warm-up then linear decay, documents cut at 128 tokens. The
+    settings of sentence-transformers' and LlamaIndex's fine-tuning guides, not tuned here."""
+    import random
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    pairs = [(r, c.document(), c.name) for c in cards for r in c.synthetic]
+    random.shuffle(pairs)
+    batches: list[list[tuple[str, str, str]]] = []
+    for pair in pairs:  # the first batch without a pair of the same card
+        home = next((b for b in batches if len(b) < 32 and all(p[2] != pair[2] for p in b)), None)
+        if home is None:
+            batches.append(home := [])
+        home.append(pair)
+    model = SentenceTransformer(str(base), device="cpu")
+    model.max_seq_length = 128
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    total = len(batches)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / (0.1 * total)) * max(0.0, 1 - s / total)
+    )
+
+    def encode(texts: list[str]) -> torch.Tensor:
+        out = model(model.tokenize(texts))["sentence_embedding"]
+        return torch.nn.functional.normalize(out, dim=-1)
+
+    model.train()
+    t0 = time.perf_counter()
+    for batch in batches:
+        logits = 20.0 * encode([p[0] for p in batch]) @ encode([p[1] for p in batch]).T
+        loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
+        loss.backward()
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+    model.save(str(out))
+    return {"pairs": len(pairs), "batches": total, "train_s": round(time.perf_counter() - t0, 1)}
+
+
+def finetune(bench: Bench) -> dict[str, Any]:
+    from toolrag.embeddings import embed_model_path
+
+    result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
+    work = ROOT / "runs" / "ablation_finetune"
+    base = embed_model_path(Settings().embed_model)
+    result["training"] = _fine_tune(bench.cards, base, work / "model")
+    print(result["training"], flush=True)
+    tuned = Bench(bench.synthetic, work / "index", Settings(embed_model=str(work / "model")))
+    label = "embedding model fine-tuned on the written requests"
+    for name in bench.sets:
+        result[name][label] = tuned.best(name)
+    print(label, json.dumps({n: result[n][label] for n in bench.sets}), flush=True)
+    return result
+
+
 ABLATIONS: dict[str, Callable[[Bench], dict[str, Any]]] = {
     "rerank": rerank,
     "values": values,
     "steps": steps,
     "vectors": vectors,
+    "diversity": diversity,
+    "finetune": finetune,
 }
 
 
