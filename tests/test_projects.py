@@ -62,3 +62,22 @@ def test_an_unknown_project_names_the_closest_known_ones(catalog: ProjectCatalog
     assert "GRB-10" in (caught.value.hint or "")
     with pytest.raises(InputError):
         catalog.resolve("  ")
+
+
+def test_a_guessed_code_is_answered_with_every_project_of_a_small_catalog(
+    catalog: ProjectCatalog,
+) -> None:
+    with pytest.raises(InputError) as caught:
+        catalog.resolve("GRB-7")
+    hint = caught.value.hint or ""
+    assert "GRB-104 (Cedar Valley Fire Station 7)" in hint
+    assert hint.count("GRB-") == len(catalog.projects)
+
+
+def test_a_large_catalog_names_the_closest_projects_and_how_many_more() -> None:
+    catalog = ProjectCatalog.model_validate(
+        {"projects": [{"code": f"P-{n}", "name": f"Depot {n}"} for n in range(30)]}
+    )
+    described = catalog.describe_closest("Depot 17")
+    assert described.startswith("P-17 (Depot 17)")
+    assert described.endswith(" and 18 more")

@@ -81,11 +81,17 @@ class ProjectCatalog(BaseModel):
             hint="Known projects: " + self.describe_closest(value) + ".",
         )
 
-    def describe_closest(self, value: str, n: int = 5) -> str:
+    def describe_closest(self, value: str, n: int = 12) -> str:
+        """The known projects closest to ``value`` first, as "code (name)": all of them in a
+        catalog of up to ``n`` (a model that guessed a code still finds the project by its
+        name), else the ``n`` closest and how many more there are."""
         labels = [f"{p.code} ({p.name})" if p.name else p.code for p in self.projects]
         wanted = _norm(value)
         ranked = sorted(
             labels,
             key=lambda label: -difflib.SequenceMatcher(None, wanted, _norm(label)).ratio(),
         )
-        return ", ".join(ranked[:n]) if ranked else "none indexed yet"
+        if not ranked:
+            return "none indexed yet"
+        more = f" and {len(ranked) - n} more" if len(ranked) > n else ""
+        return ", ".join(ranked[:n]) + more
