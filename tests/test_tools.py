@@ -96,6 +96,11 @@ def test_schedule_by_name_fragment(tools: dict[str, Any]) -> None:
         m for m in r.data["milestones"] if m["milestone"].lower() == "substantial completion"
     )
     assert subst["planned_finish"] == "2027-01-29"  # domain.yaml
+    # the source is the whole schedule, not its first milestone
+    ids = [m["id"] for m in r.data["milestones"]]
+    [source] = r.sources
+    assert source.file == "schedules/GRB-107.csv" and source.doc_id == "GRB-107"
+    assert source.locator == f"{len(ids)} milestones, {ids[0]} to {ids[-1]}"
 
 
 @pytest.mark.parametrize(

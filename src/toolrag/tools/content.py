@@ -198,4 +198,11 @@ class ContentToolSpec(GuardedToolSpec):
                 for h in hits
             ],
         }
-        return ToolResult.ok(data, sources=[_source(h, h.doc_id) for h in hits[:1]] if hits else [])
+        # The whole schedule is the evidence: one source for the file, its milestones by range.
+        whole = Source(
+            file=hits[0].source,
+            doc_id=code,
+            title=f"Milestone schedule of {code}",
+            locator=f"{len(hits)} milestones, {hits[0].doc_id} to {hits[-1].doc_id}",
+        )
+        return ToolResult.ok(data, sources=[whole])
