@@ -55,7 +55,7 @@ import bfcl
 
 from toolrag import Settings, toolindex
 from toolrag.cards import ToolCard, load_tool_list, split_name
-from toolrag.embeddings import embedding_name, make_embedding
+from toolrag.embeddings import embed_model_path, embedding_name, make_embedding
 from toolrag.evaluation.retrieval import evaluate, load_queries
 from toolrag.query_adapter import QueryAdapter, fit_query_adapter
 from toolrag.synthetic import SyntheticQueries
@@ -477,8 +477,6 @@ def _fine_tune(cards: Sequence[ToolCard], base: Path, out: Path, seed: int = 0) 
 
 
 def finetune(bench: Bench) -> dict[str, Any]:
-    from toolrag.embeddings import embed_model_path
-
     result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
     work = ROOT / "runs" / "ablation_finetune"
     base = embed_model_path(Settings().embed_model)

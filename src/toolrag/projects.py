@@ -16,6 +16,11 @@ class Project(BaseModel):
     code: str
     name: str = ""
 
+    @property
+    def label(self) -> str:
+        """How an error names the project: "GRB-104 (Cedar Valley Fire Station 7)"."""
+        return f"{self.code} ({self.name})" if self.name else self.code
+
 
 def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
@@ -70,7 +75,7 @@ class ProjectCatalog(BaseModel):
         if len(matches) > 1:  # words several names share: ask, rather than guess one
             raise InputError(
                 f"Several projects fit {value!r}.",
-                hint="Say which: " + ", ".join(f"{p.code} ({p.name})" for p in matches) + ".",
+                hint="Say which: " + ", ".join(p.label for p in matches) + ".",
             )
         names = {_norm(p.name): p.code for p in self.projects if p.name}
         close = difflib.get_close_matches(wanted, list(names), n=1, cutoff=0.75)
@@ -85,7 +90,7 @@ class ProjectCatalog(BaseModel):
         """The known projects closest to ``value`` first, as "code (name)": all of them in a
         catalog of up to ``n`` (a model that guessed a code still finds the project by its
         name), else the ``n`` closest and how many more there are."""
-        labels = [f"{p.code} ({p.name})" if p.name else p.code for p in self.projects]
+        labels = [p.label for p in self.projects]
         wanted = _norm(value)
         ranked = sorted(
             labels,
