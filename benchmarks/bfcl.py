@@ -14,13 +14,12 @@ one of those functions is expected.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
-from toolrag.settings import Settings
+from evalfiles import write_pool
+from wheels import fetch_wheel
 
 VERSION = "2026.3.23"
 POOL_CATEGORIES = [
@@ -41,27 +40,7 @@ MULTI_CATEGORIES = ["parallel_multiple", "live_parallel_multiple"]
 
 
 def wheel() -> Path:
-    cache = Settings().cache_dir / "bfcl"
-    found = sorted(cache.glob(f"bfcl_eval-{VERSION}-*.whl"))
-    if found:
-        return found[0]
-    cache.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-d",
-            str(cache),
-            f"bfcl-eval=={VERSION}",
-        ],
-        check=True,
-    )
-    return sorted(cache.glob(f"bfcl_eval-{VERSION}-*.whl"))[0]
+    return fetch_wheel("bfcl-eval", VERSION, folder="bfcl")
 
 
 def _jsonl(zf: zipfile.ZipFile, member: str) -> list[dict[str, Any]]:
@@ -127,10 +106,4 @@ def load(out_dir: Path) -> tuple[Path, Path]:
                         "expected_args": truth[0][name],
                     }
                 )
-    tools_path = out_dir / "tools.json"
-    queries_path = out_dir / "queries.jsonl"
-    tools_path.write_text(json.dumps(list(tools.values())))
-    with queries_path.open("w") as fh:
-        for q in queries:
-            fh.write(json.dumps(q) + "\n")
-    return tools_path, queries_path
+    return write_pool(out_dir, list(tools.values()), queries)

@@ -32,11 +32,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 sys.path.insert(0, str(Path(__file__).parent))
 import bfcl
+from evalfiles import print_reports
 
 from toolrag import Settings
 from toolrag.cards import load_tool_list
@@ -180,19 +178,11 @@ def main() -> None:
     args.out.write_text(json.dumps(result, indent=2))
     titles = {"single": "single-call queries", "multi": "multi-tool queries (every tool counted)"}
     for name, rows in results.items():
-        table = Table(
-            "strategy", "R@1", "R@5", "R@10", "MRR", "nDCG@10", "p50 ms", "p95 ms",
-            title=f"BFCL tool retrieval, {titles[name]}: {len(cards)} tools, "
+        print_reports(
+            f"BFCL tool retrieval, {titles[name]}: {len(cards)} tools, "
             f"{rows[0]['n_queries']} queries",
-        )  # fmt: skip
-        for r in rows:
-            table.add_row(
-                str(r["strategy"]),
-                *(f"{r[k]:.3f}" for k in ("recall@1", "recall@5", "recall@10", "mrr", "ndcg@10")),
-                f"{r['p50_ms']:.1f}",
-                f"{r['p95_ms']:.1f}",
-            )
-        Console().print(table)
+            rows,
+        )
     print(f"JSON written to {args.out}")
 
 

@@ -176,6 +176,11 @@ class Answer(BaseModel):
         description="The English the tools were searched with, when the question was "
         "translated for the tool search (written mostly outside the English alphabet).",
     )
+    tools_required_by: dict[str, str] = Field(
+        default_factory=dict,
+        description="Tools offered as another offered tool's prerequisite: tool -> the tool "
+        "whose parameter takes its output.",
+    )
     seconds: float = 0.0
     llm_calls: int = 0
     prompt_tokens: int = 0
@@ -369,11 +374,14 @@ async def run_agent(
     offered = [t.metadata.get_name() for t in offered_tools]
     answer = Answer(question=question, answer="", tools_offered=offered, run_id=run_id)
     searched = getattr(retriever.retriever, "last_searched", "") if retriever else ""
+    required = getattr(retriever.retriever, "last_required", {}) if retriever else {}
+    extra = {"required_by": dict(required)} if required else {}
+    answer.tools_required_by = dict(required)
     if searched and searched != question.strip():  # translated for the tool search
         answer.tools_searched = searched
-        emit("tools_retrieved", tools=offered, text=f"searched as: {searched}")
+        emit("tools_retrieved", tools=offered, text=f"searched as: {searched}", data=extra)
     else:
-        emit("tools_retrieved", tools=offered)
+        emit("tools_retrieved", tools=offered, data=extra)
     remember = getattr(retriever.retriever, "remember", None) if retriever else None
     memory = memory if memory is not None else ChatMemoryBuffer.from_defaults(llm=agent.llm)
     call_started: dict[str, float] = {}

@@ -182,9 +182,9 @@ def _print_answer(answer: Any, trace: bool) -> None:
             score = f" (score {s.score:.3f})" if s.score is not None else ""
             out.print(f"  - {s.file} [{s.locator}]{score}", highlight=False)
     if trace:
-        out.print(
-            f"[bold]Tools retrieved:[/bold] {', '.join(answer.tools_offered)}", highlight=False
-        )
+        needs = answer.tools_required_by
+        offered = [f"{t} (for {needs[t]})" if t in needs else t for t in answer.tools_offered]
+        out.print(f"[bold]Tools retrieved:[/bold] {', '.join(offered)}", highlight=False)
         if answer.tools_searched:  # the question was translated for the tool search
             out.print(f"[bold]Searched as:[/bold] {answer.tools_searched}", highlight=False)
         out.print("[bold]Trace:[/bold]")

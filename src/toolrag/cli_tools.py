@@ -16,7 +16,7 @@ from toolrag.errors import ToolragError
 from toolrag.lint import LintFinding, lint_cards
 from toolrag.settings import load_settings
 
-tools_app = typer.Typer(no_args_is_help=True, help="List and lint tool cards.")
+tools_app = typer.Typer(no_args_is_help=True, help="List, lint and search tool cards.")
 out = Console()
 err = Console(stderr=True)
 
@@ -135,6 +135,74 @@ def tools_synth(
         f"wrote requests for {written} card(s); {have} of {len(cards)} have them ({store.path})",
         highlight=False,
     )
+
+
+@tools_app.command("search")
+def tools_search(
+    question: Annotated[str, typer.Argument(help="The question or request to find tools for.")],
+    tools: ToolsFile = None,
+    k: Annotated[int, typer.Option(min=1, max=100, help="How many tools.")] = 5,
+    strategy: Annotated[str, typer.Option(help="best (default), dense, bm25 or hybrid.")] = "best",
+    floor: Annotated[
+        float | None, typer.Option(help="Leave out tools whose cosine is below this.")
+    ] = None,
+    synthetic: Annotated[
+        bool,
+        typer.Option(help="With --tools: index the requests `toolrag tools synth` cached too."),
+    ] = False,
+    index_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --tools: keep the index in this folder, so the next search over the same "
+            "file embeds only the cards that changed (default: a temporary folder)."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The hits as a JSON list.")] = False,
+) -> None:
+    """The tools the ToolIndex retrieves for a question, best first: score, cosine, and for a
+    prerequisite (a tool whose output another retrieved tool's parameter takes), that tool."""
+    import tempfile
+
+    from toolrag.toolindex import Strategy, ToolHit, ToolIndex
+
+    if strategy not in ("best", "dense", "bm25", "hybrid"):
+        err.print(f"[red]error:[/red] unknown strategy {strategy!r}: best, dense, bm25 or hybrid")
+        raise typer.Exit(2)
+    chosen: Strategy = strategy  # type: ignore[assignment]
+
+    def search(index: ToolIndex) -> list[ToolHit]:
+        return index.retrieve(question, k=k, strategy=chosen, floor=floor)
+
+    try:
+        settings = load_settings()
+        if tools is None:
+            from toolrag.toolbox import Toolbox
+
+            hits = search(Toolbox(settings).tool_index)
+        else:
+            from toolrag.embeddings import make_embedding
+            from toolrag.synthetic import SyntheticQueries
+
+            cards = load_tool_list(tools)
+            if synthetic:
+                cards = SyntheticQueries(settings.synthetic_db).augment(cards)
+            with tempfile.TemporaryDirectory(prefix="toolrag-search-") as tmp:
+                index = ToolIndex(index_dir or Path(tmp), make_embedding(settings))
+                index.sync(cards)
+                hits = search(index)
+    except ToolragError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        print(json.dumps([h.model_dump(mode="json") for h in hits], indent=2))
+        return
+    table = Table("#", "tool", "score", "cosine", "needed by", title=escape(question[:100]))
+    for n, h in enumerate(hits, start=1):
+        cosine = "" if h.similarity is None else f"{h.similarity:.3f}"
+        table.add_row(str(n), h.name, f"{h.score:.3f}", cosine, h.required_by or "")
+    out.print(table)
+    if not hits:
+        out.print("no tool fits (every cosine is below the floor)", highlight=False)
 
 
 def _print(findings: list[LintFinding], n_cards: int) -> None:

@@ -43,7 +43,9 @@ class AgentEvent(BaseModel):
         head = f"[{self.seconds:6.2f}s] {self.kind}"
         if self.kind == "tools_retrieved":
             searched = f" ({self.text})" if self.text else ""
-            return f"{head}: {', '.join(self.tools)}{searched}"
+            needs = self.data.get("required_by") or {}
+            names = [f"{t} (for {needs[t]})" if t in needs else t for t in self.tools]
+            return f"{head}: {', '.join(names)}{searched}"
         if self.kind == "tool_call":
             return f"{head} {self.step}: {self.tool}({self.arguments})"
         if self.kind == "tool_result":

@@ -4,6 +4,8 @@ A LlamaIndex ``ObjectRetriever`` over a ``BaseRetriever`` whose nodes carry tool
 object-node mapping that resolves a name to the registered tool. On top of retrieval:
 
 - pinned tools are always offered;
+- a tool whose parameter takes another tool's output brings that tool along
+  (``last_required``; :mod:`toolrag.prerequisites`);
 - a sticky set keeps the tools used earlier in a conversation available on later turns;
 - a query that *is* a tool name returns that tool: the workflow agent re-retrieves with the
   tool name when it executes a call, and a plain index would answer "Tool X not found" for any
@@ -104,6 +106,9 @@ class ToolIndexRetriever(BaseRetriever):
         self.floor = floor
         self.sticky: list[str] = []
         self.last_retrieved: list[tuple[str, float]] = []
+        # the last question's prerequisites: tool -> the retrieved tool whose parameter takes
+        # its output (ToolHit.required_by)
+        self.last_required: dict[str, str] = {}
         # the text the last question was searched with: its English translation when the
         # index's translator made one, else the question itself
         self.last_searched = ""
@@ -115,14 +120,16 @@ class ToolIndexRetriever(BaseRetriever):
         if self.resolve_unknown and TOOL_NAME.fullmatch(query):  # a call to a made-up name
             return [self._node(query, 0.0)]
         self.last_searched = self.index.search_text(query)
-        hits = [
-            (h.name, h.score)
+        found = [
+            h
             for h in self.index.retrieve(
                 self.last_searched, k=self.k, floor=self.floor, translate=False
             )
             if h.name in self.names
         ]
+        hits = [(h.name, h.score) for h in found]
         self.last_retrieved = hits
+        self.last_required = {h.name: h.required_by for h in found if h.required_by}
         chosen: dict[str, float] = {}
         for name, score in [
             *((p, 1.0) for p in self.pinned),

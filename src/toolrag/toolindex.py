@@ -28,6 +28,8 @@ alphabet is searched in the English the LLM translates it into.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +44,8 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import BaseModel, Field
 
 from toolrag.cards import ToolCard
+from toolrag.prerequisites import FORMAT as REQUIREMENTS_FORMAT
+from toolrag.prerequisites import Requirements, requirements
 from toolrag.query_adapter import QueryAdapter, adapter_key, fit_query_adapter
 
 Strategy = Literal["dense", "bm25", "hybrid", "best"]
@@ -58,6 +62,8 @@ HUB_K = 10
 HUB_WEIGHT = 0.5
 HUB_SAMPLE = 10_000
 HUB_FORMAT = "hubness-1"
+# How deep ``best`` follows prerequisites (a tool's requirement's own requirements ...).
+REQUIREMENT_DEPTH = 3
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolindex-bm25")
 # Explicit step markers split a request into steps; a bare "and" only when both sides are
 # clauses of their own (4+ words), so "base 10 and height 5" stays one request.
@@ -84,6 +90,11 @@ class ToolHit(BaseModel):
     id: str
     score: float
     similarity: float | None = Field(None, description="Cosine of the query and the card.")
+    required_by: str | None = Field(
+        None,
+        description="The tool whose parameter takes this tool's output (its description says "
+        "so): placed right after that tool, whatever its own rank.",
+    )
 
 
 class ToolSyncReport(BaseModel):
@@ -232,6 +243,10 @@ class ToolIndex:
         # the text searched for a question (a QueryTranslator: a question written outside the
         # English alphabet is searched in English); None searches every question as it is
         self.translator: Callable[[str], str] | None = None
+        # each card's prerequisites, read from its parameter descriptions
+        # (:mod:`toolrag.prerequisites`); ``best`` places them after the card when on
+        self.requires: Requirements = {}
+        self.place_requirements = True
 
     # --- storage -------------------------------------------------------------------------------
     def _open(self) -> Any:
@@ -255,7 +270,8 @@ class ToolIndex:
             rows = table.to_arrow().select(["id", "hash"]).to_pylist()
             stored = {r["id"]: r["hash"] for r in rows}
         gone = [i for i in stored if i not in wanted]
-        todo = [c for i, c in wanted.items() if stored.get(i) != c.content_hash()]
+        hashes = {i: c.content_hash() for i, c in wanted.items()}
+        todo = [c for i, c in wanted.items() if stored.get(i) != hashes[i]]
         report.removed = len(gone)
         report.updated = sum(1 for c in todo if c.id in stored)
         report.added = len(todo) - report.updated
@@ -270,7 +286,7 @@ class ToolIndex:
             docs = [c.document() for c in batch]
             vectors = self.embed.get_text_embedding_batch(docs)
             rows = [
-                {"id": c.id, "name": c.name, "hash": c.content_hash(), "text": d, "vector": v}
+                {"id": c.id, "name": c.name, "hash": hashes[c.id], "text": d, "vector": v}
                 for c, d, v in zip(batch, docs, vectors, strict=True)
             ]
             if table is None:
@@ -282,6 +298,7 @@ class ToolIndex:
             table.create_index("text", config=FTS(), replace=True)
         report.requests_embedded = self._sync_requests(wanted, batch_size)
         self.cards = wanted
+        self.requires = self._requirements(hashes)
         self._load_matrix()
         return report
 
@@ -382,6 +399,27 @@ class ToolIndex:
             np.savez(tmp, key=np.array(key), ids=np.array(self._ids), penalty=penalty)
             tmp.replace(path)
         return penalty
+
+    def _requirements(self, hashes: dict[str, str]) -> Requirements:
+        """The cards' prerequisites (:mod:`toolrag.prerequisites`), read from
+        ``<table>_requirements.json`` when it was made from the same cards (``hashes``: id ->
+        content hash) by the same rules, else found and saved: reading every parameter
+        description of a 100k-card pool takes seconds."""
+        digest = hashlib.sha256(REQUIREMENTS_FORMAT.encode())
+        for tid in sorted(hashes):
+            digest.update(f"{tid}\t{hashes[tid]}\n".encode())
+        key = digest.hexdigest()
+        path = self.index_dir / f"{self.table_name}_requirements.json"
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            saved = json.loads(path.read_text())
+            if saved["key"] == key:
+                return {t: [tuple(g) for g in groups] for t, groups in saved["requires"].items()}
+        found = requirements(list(self.cards.values()))
+        tmp = path.with_name(path.name + ".tmp")
+        with contextlib.suppress(OSError):  # a read-only index keeps them in memory only
+            tmp.write_text(json.dumps({"key": key, "requires": found}))
+            tmp.replace(path)
+        return found
 
     def _load_matrix(self) -> None:
         table = self._open()
@@ -531,6 +569,38 @@ class ToolIndex:
         taken = {t for t, _ in head}
         return head + [(t, s) for t, s in ranked if t not in taken]
 
+    def _with_requirements(
+        self, ranked: list[tuple[str, float]], scores: dict[str, float]
+    ) -> tuple[list[tuple[str, float]], dict[str, str]]:
+        """The ranking with each tool followed by the prerequisites it lacks: for each of its
+        requirements (:mod:`toolrag.prerequisites`) that no tool placed before provides, the
+        alternative the question scores highest (else the first named), and in turn that
+        one's, ``REQUIREMENT_DEPTH`` deep. A prerequisite without a score of its own carries
+        the score of the tool that needs it. Also returns prerequisite -> the tool needing it.
+        """
+        out: list[tuple[str, float]] = []
+        placed: set[str] = set()
+        needed: dict[str, str] = {}
+
+        def place(tid: str, score: float, depth: int) -> None:
+            for group in self.requires.get(tid, ()):
+                options = [g for g in group if g in self._row]
+                if not options or any(g in placed for g in options):
+                    continue
+                pick = max(options, key=lambda g: scores.get(g, float("-inf")))
+                out.append((pick, scores.get(pick, score)))
+                placed.add(pick)
+                needed[pick] = tid
+                if depth < REQUIREMENT_DEPTH:
+                    place(pick, scores.get(pick, score), depth + 1)
+
+        for tid, score in ranked:
+            if tid not in placed:
+                out.append((tid, score))
+                placed.add(tid)
+                place(tid, score, 1)
+        return out, needed
+
     def retrieve(
         self,
         query: str,
@@ -551,6 +621,7 @@ class ToolIndex:
                 query, embedding = searched, None
         pool = max(k * 4, 50)
         sims: dict[str, float]
+        needed: dict[str, str] = {}  # a prerequisite placed by ``best`` -> the tool needing it
         if strategy == "dense":
             ranked = self._dense(query, pool, embedding)
             sims = dict(ranked)
@@ -572,17 +643,24 @@ class ToolIndex:
                         scores[tid] = max(scores.get(tid, score), score)
                         sims[tid] = max(sims.get(tid, -1.0), part_sims.get(tid, -1.0))
             ranked = self._cover_steps(sorted(scores.items(), key=_rank_order), sims, steps)
+            if self.place_requirements and self.requires:
+                ranked, needed = self._with_requirements(ranked, scores)
         hits = []
+        admitted: set[str] = set()
         for tid, score in ranked:
             sim = sims.get(tid)
-            if floor is not None and (sim is None or sim < floor):
+            # a prerequisite comes with the tool that needs it, whatever its own cosine
+            with_needer = needed.get(tid) in admitted
+            if not with_needer and floor is not None and (sim is None or sim < floor):
                 continue
+            admitted.add(tid)
             hits.append(
                 ToolHit(
                     name=self.cards[tid].name,
                     id=tid,
                     score=round(score, 6),
                     similarity=None if sim is None else round(sim, 4),
+                    required_by=self.cards[needed[tid]].name if with_needer else None,
                 )
             )
             if len(hits) == k:
