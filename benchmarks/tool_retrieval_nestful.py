@@ -126,8 +126,8 @@ def main() -> None:
     data_dir = ROOT / "runs" / "nestful"
     tools_path, queries_path = nestful.load(data_dir)
     queries = load_queries(queries_path, "expected_tools")
-    lines = queries_path.read_text().splitlines()
-    sources = {str(json.loads(line)["id"]): json.loads(line)["source"] for line in lines}
+    items = [json.loads(line) for line in queries_path.read_text().splitlines()]
+    sources = {str(item["id"]): item["source"] for item in items}
     if args.limit:
         # every Nth request, so each source keeps its share
         queries = queries[:: max(1, len(queries) // args.limit)][: args.limit]

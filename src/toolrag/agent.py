@@ -375,8 +375,8 @@ async def run_agent(
     answer = Answer(question=question, answer="", tools_offered=offered, run_id=run_id)
     searched = getattr(retriever.retriever, "last_searched", "") if retriever else ""
     required = getattr(retriever.retriever, "last_required", {}) if retriever else {}
-    extra = {"required_by": dict(required)} if required else {}
     answer.tools_required_by = dict(required)
+    extra = {"required_by": answer.tools_required_by} if required else {}
     if searched and searched != question.strip():  # translated for the tool search
         answer.tools_searched = searched
         emit("tools_retrieved", tools=offered, text=f"searched as: {searched}", data=extra)

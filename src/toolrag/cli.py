@@ -23,6 +23,7 @@ from toolrag.cli_mcp import mcp_app
 from toolrag.cli_route import examples_app, route
 from toolrag.cli_tools import tools_app
 from toolrag.errors import ToolragError
+from toolrag.events import tool_labels
 from toolrag.settings import Settings, load_settings
 
 app = typer.Typer(
@@ -182,8 +183,7 @@ def _print_answer(answer: Any, trace: bool) -> None:
             score = f" (score {s.score:.3f})" if s.score is not None else ""
             out.print(f"  - {s.file} [{s.locator}]{score}", highlight=False)
     if trace:
-        needs = answer.tools_required_by
-        offered = [f"{t} (for {needs[t]})" if t in needs else t for t in answer.tools_offered]
+        offered = tool_labels(answer.tools_offered, answer.tools_required_by)
         out.print(f"[bold]Tools retrieved:[/bold] {', '.join(offered)}", highlight=False)
         if answer.tools_searched:  # the question was translated for the tool search
             out.print(f"[bold]Searched as:[/bold] {answer.tools_searched}", highlight=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, get_args
 
 import typer
 from rich.console import Console
@@ -165,7 +165,7 @@ def tools_search(
 
     from toolrag.toolindex import Strategy, ToolHit, ToolIndex
 
-    if strategy not in ("best", "dense", "bm25", "hybrid"):
+    if strategy not in get_args(Strategy):
         err.print(f"[red]error:[/red] unknown strategy {strategy!r}: best, dense, bm25 or hybrid")
         raise typer.Exit(2)
     chosen: Strategy = strategy  # type: ignore[assignment]

@@ -43,8 +43,7 @@ class AgentEvent(BaseModel):
         head = f"[{self.seconds:6.2f}s] {self.kind}"
         if self.kind == "tools_retrieved":
             searched = f" ({self.text})" if self.text else ""
-            needs = self.data.get("required_by") or {}
-            names = [f"{t} (for {needs[t]})" if t in needs else t for t in self.tools]
+            names = tool_labels(self.tools, self.data.get("required_by") or {})
             return f"{head}: {', '.join(names)}{searched}"
         if self.kind == "tool_call":
             return f"{head} {self.step}: {self.tool}({self.arguments})"
@@ -52,6 +51,12 @@ class AgentEvent(BaseModel):
             status = "ok" if self.success else f"error {self.data.get('error_code')}"
             return f"{head} {self.step}: {self.tool} -> {status}: {self.text[:160]}"
         return f"{head}: {self.text[:200]}"
+
+
+def tool_labels(tools: list[str], required_by: dict[str, str]) -> list[str]:
+    """The offered tools as a trace names them: a prerequisite with the tool that needs it,
+    "Search_Car_Rentals (for Vehicle_Details)"."""
+    return [f"{t} (for {required_by[t]})" if t in required_by else t for t in tools]
 
 
 Listener = Callable[[AgentEvent], Any]
