@@ -19,6 +19,7 @@ from toolrag.errors import InputError
 from toolrag.evaluation.retrieval import RetrievalQuery, evaluate
 from toolrag.toolindex import (
     BM25_WEIGHT,
+    BM25_WEIGHT_WITH_REQUESTS,
     HUB_K,
     HUB_WEIGHT,
     REQUEST_WEIGHT,
@@ -96,9 +97,41 @@ def test_best_adds_relative_bm25_to_the_cosine(
     hits = index.retrieve("convert 100 dollars to euros", k=5, strategy="best")
     bonus = [h.score - (h.similarity or 0.0) for h in hits]
     assert hits[0].name == "convert_currency"
+    assert index.bm25_weight == pytest.approx(BM25_WEIGHT)  # no card has written requests
     # similarity is rounded to 4 decimals
     assert all(-1e-4 <= b <= BM25_WEIGHT + 1e-4 for b in bonus)
     assert max(bonus) == pytest.approx(BM25_WEIGHT, abs=1e-4)  # the best BM25 match
+
+
+def test_bm25_weight_falls_with_the_share_of_cards_with_written_requests(
+    cards: list[ToolCard], embed: object, tmp_path: Path
+) -> None:
+    def written(share: int) -> list[ToolCard]:  # the first ``share`` cards get a request
+        return [
+            c.model_copy(update={"synthetic": [f"Please {c.name.replace('_', ' ')} for me"]})
+            if n < share
+            else c
+            for n, c in enumerate(cards)
+        ]
+
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(written(len(cards)))
+    assert index.bm25_weight == pytest.approx(BM25_WEIGHT_WITH_REQUESTS)
+    half = len(cards) // 2
+    index.sync(written(half))
+    expected = BM25_WEIGHT + half / len(cards) * (BM25_WEIGHT_WITH_REQUESTS - BM25_WEIGHT)
+    assert index.bm25_weight == pytest.approx(expected)
+    assert BM25_WEIGHT_WITH_REQUESTS < index.bm25_weight < BM25_WEIGHT
+    assert index.adapter is None  # too few requests to fit one: the ranking score is the cosine
+    query = "convert 100 dollars to euros"
+    top = index.retrieve(query, k=5, strategy="best")[0]
+    lexical = dict(index._bm25(query, 50))
+    relative = lexical[top.id] / max(lexical.values())
+    penalty = float(index._penalty[index._row[top.id]])
+    bonus = top.score - (top.similarity or 0.0) + penalty
+    assert bonus == pytest.approx(expected * relative, abs=2e-4)  # neither constant
+    index.sync(cards)
+    assert index.bm25_weight == pytest.approx(BM25_WEIGHT)
 
 
 def test_one_text_embeds_like_a_batch(embed: object) -> None:

@@ -6,11 +6,11 @@ re-embeds only the cards that changed and never appends duplicates. Dense scores
 stored vectors (kept in memory as one matrix: a 10k-tool pool is a 15 MB dot product), BM25 from
 LanceDB's native full-text index over the same documents. ``hybrid`` fuses the two rankings by
 reciprocal rank; ``best`` adds to each card's cosine its BM25 score relative to the query's best
-BM25 match (weight ``BM25_WEIGHT``), which keeps the margins that rank fusion throws away, and
-splits requests that name several steps into sub-queries: each step's best tool is placed among
-the first (steps + 1) tools, so every step's tool is retrieved, and when the request marks its
-steps with sequence words ("First, ... Also, ...") each card scores the best of the whole
-request and of each step. A card's LLM-written requests
+BM25 match (weight :attr:`ToolIndex.bm25_weight`), which keeps the margins that rank fusion
+throws away, and splits requests that name several steps into sub-queries: each step's best
+tool is placed among the first (steps + 1) tools, so every step's tool is retrieved, and when
+the request marks its steps with sequence words ("First, ... Also, ...") each card scores the
+best of the whole request and of each step. A card's LLM-written requests
 (``ToolCard.synthetic``) get a vector each in a second table (``<table>_requests``): the card's
 cosine blends in its nearest request, so a question worded like a user's request finds the tool
 even when the description's words differ. The written requests also serve as a sample of the
@@ -50,8 +50,13 @@ from toolrag.query_adapter import QueryAdapter, adapter_key, fit_query_adapter
 
 Strategy = Literal["dense", "bm25", "hybrid", "best"]
 RRF_K = 60
-# Weight of the max-normalised BM25 score added to the cosine in ``best``.
-BM25_WEIGHT = 0.2
+# Weight of the max-normalised BM25 score added to the cosine in ``best``: BM25_WEIGHT over
+# cards' documents alone, falling linearly to BM25_WEIGHT_WITH_REQUESTS as the share of cards
+# with LLM-written requests reaches 1 (``ToolIndex.bm25_weight``). A card's requests make its
+# cosine match how users word a question, so the dense side then needs less lexical help.
+# Chosen on BFCL and NESTFUL together, single- and multi-step requests (README, Tool RAG).
+BM25_WEIGHT = 0.3
+BM25_WEIGHT_WITH_REQUESTS = 0.2
 # Weight of a card's nearest LLM-written request (``ToolCard.synthetic``) beside its document
 # in the card's cosine: (document + w * nearest request) / (1 + w).
 REQUEST_WEIGHT = 0.5
@@ -441,6 +446,14 @@ class ToolIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
+    @property
+    def bm25_weight(self) -> float:
+        """The weight of the relative BM25 score in ``best``: ``BM25_WEIGHT`` when no active
+        card has written requests, ``BM25_WEIGHT_WITH_REQUESTS`` when every one has, and in
+        between in proportion to the share that has."""
+        share = len(self._req_rows) / len(self._ids) if self._ids else 0.0
+        return BM25_WEIGHT + share * (BM25_WEIGHT_WITH_REQUESTS - BM25_WEIGHT)
+
     # --- retrieval -----------------------------------------------------------------------------
     def search_text(self, query: str) -> str:
         """The text searched for ``query``: its translation when the ``translator`` makes one
@@ -518,8 +531,8 @@ class ToolIndex:
     def _blended(
         self, query: str, pool: int, embedding: Sequence[float] | None = None
     ) -> tuple[dict[str, float], dict[str, float]]:
-        """Score-level fusion: every card's cosine plus ``BM25_WEIGHT`` times its BM25 score
-        relative to the query's best BM25 match.
+        """Score-level fusion: every card's cosine plus :attr:`bm25_weight` times its BM25
+        score relative to the query's best BM25 match.
 
         Unlike reciprocal rank, this keeps how far apart the candidates are: a card that both
         rankings like by a wide margin stays ahead of one that wins a near-tie in one of them.
@@ -535,8 +548,9 @@ class ToolIndex:
         scores = {tid: float(ranked[self._row[tid]]) for tid in sims}
         best = max((s for _, s in lexical), default=0.0)
         if best > 0:
+            weight = self.bm25_weight
             for tid, s in lexical:
-                scores[tid] += BM25_WEIGHT * s / best
+                scores[tid] += weight * s / best
         return scores, sims
 
     def _cover_steps(
