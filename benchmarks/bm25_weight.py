@@ -81,8 +81,9 @@ def sweep(
     vectors = {q.id: index.embed.get_query_embedding(q.query) for q in queries}
     rows = []
     for weight in weights:
-        # both constants, so the weight holds whatever share of the cards has requests
-        toolindex.BM25_WEIGHT = toolindex.BM25_WEIGHT_WITH_REQUESTS = weight
+        # every constant, so the weight holds for every request and share of written requests
+        toolindex.BM25_WEIGHT = toolindex.BM25_WEIGHT_STEPS = weight
+        toolindex.BM25_WEIGHT_WITH_REQUESTS = weight
         recall = hit = 0.0
         for q in queries:
             got = [h.name for h in index.retrieve(q.query, k=5, embedding=vectors[q.id])]

@@ -164,7 +164,7 @@ class Features:
         top_bm25 = max((s for _, s in lexical), default=0.0)
         for tid, s in lexical:
             bm25[self.index._row[tid]] = s / top_bm25
-        score = blended - self.index._penalty + self.index.bm25_weight * bm25
+        score = blended - self.index._penalty + self.index.bm25_weight() * bm25
         top = np.argpartition(-score, POOL)[:POOL]
         top = top[np.argsort(-score[top], kind="stable")]
         asked = words(text)

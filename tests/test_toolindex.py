@@ -19,6 +19,7 @@ from toolrag.errors import InputError
 from toolrag.evaluation.retrieval import RetrievalQuery, evaluate
 from toolrag.toolindex import (
     BM25_WEIGHT,
+    BM25_WEIGHT_STEPS,
     BM25_WEIGHT_WITH_REQUESTS,
     HUB_K,
     HUB_WEIGHT,
@@ -97,14 +98,14 @@ def test_best_adds_relative_bm25_to_the_cosine(
     hits = index.retrieve("convert 100 dollars to euros", k=5, strategy="best")
     bonus = [h.score - (h.similarity or 0.0) for h in hits]
     assert hits[0].name == "convert_currency"
-    assert index.bm25_weight == pytest.approx(BM25_WEIGHT)  # no card has written requests
+    assert index.bm25_weight() == pytest.approx(BM25_WEIGHT)  # a request of one step
     # similarity is rounded to 4 decimals
     assert all(-1e-4 <= b <= BM25_WEIGHT + 1e-4 for b in bonus)
     assert max(bonus) == pytest.approx(BM25_WEIGHT, abs=1e-4)  # the best BM25 match
 
 
-def test_bm25_weight_falls_with_the_share_of_cards_with_written_requests(
-    cards: list[ToolCard], embed: object, tmp_path: Path
+def test_bm25_weight_of_a_multi_step_request_falls_with_the_share_of_written_requests(
+    cards: list[ToolCard], embed: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def written(share: int) -> list[ToolCard]:  # the first ``share`` cards get a request
         return [
@@ -115,23 +116,46 @@ def test_bm25_weight_falls_with_the_share_of_cards_with_written_requests(
         ]
 
     index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(cards)
+    assert index.bm25_weight(steps=True) == pytest.approx(BM25_WEIGHT_STEPS)
     index.sync(written(len(cards)))
-    assert index.bm25_weight == pytest.approx(BM25_WEIGHT_WITH_REQUESTS)
+    assert index.bm25_weight(steps=True) == pytest.approx(BM25_WEIGHT_WITH_REQUESTS)
     half = len(cards) // 2
     index.sync(written(half))
-    expected = BM25_WEIGHT + half / len(cards) * (BM25_WEIGHT_WITH_REQUESTS - BM25_WEIGHT)
-    assert index.bm25_weight == pytest.approx(expected)
-    assert BM25_WEIGHT_WITH_REQUESTS < index.bm25_weight < BM25_WEIGHT
-    assert index.adapter is None  # too few requests to fit one: the ranking score is the cosine
+    expected = BM25_WEIGHT_STEPS + half / len(cards) * (
+        BM25_WEIGHT_WITH_REQUESTS - BM25_WEIGHT_STEPS
+    )
+    assert index.bm25_weight(steps=True) == pytest.approx(expected)
+    assert index.bm25_weight() == pytest.approx(BM25_WEIGHT)  # one step: whatever the share
+
+    # retrieve searches a request and each of its steps with the request's weight
+    weights: list[float] = []
+    blended = ToolIndex._blended
+
+    def recorded(
+        self: ToolIndex,
+        query: str,
+        pool: int,
+        embedding: list[float] | None = None,
+        weight: float = BM25_WEIGHT,
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        weights.append(weight)
+        return blended(self, query, pool, embedding, weight)
+
+    monkeypatch.setattr(ToolIndex, "_blended", recorded)
+    index.retrieve("convert 100 dollars to euros and then get the weather in Paris", k=5)
+    assert len(weights) == 3 and weights == pytest.approx([expected] * 3)  # request, 2 steps
+    weights.clear()
+    index.retrieve("convert 100 dollars to euros", k=5)
+    assert weights == pytest.approx([BM25_WEIGHT])
     query = "convert 100 dollars to euros"
+    assert index.adapter is None  # too few requests to fit one: the ranking score is the cosine
     top = index.retrieve(query, k=5, strategy="best")[0]
     lexical = dict(index._bm25(query, 50))
     relative = lexical[top.id] / max(lexical.values())
     penalty = float(index._penalty[index._row[top.id]])
     bonus = top.score - (top.similarity or 0.0) + penalty
-    assert bonus == pytest.approx(expected * relative, abs=2e-4)  # neither constant
-    index.sync(cards)
-    assert index.bm25_weight == pytest.approx(BM25_WEIGHT)
+    assert bonus == pytest.approx(BM25_WEIGHT * relative, abs=2e-4)
 
 
 def test_one_text_embeds_like_a_batch(embed: object) -> None:
@@ -364,7 +388,9 @@ def _scripted_index(
     whole = {"get_weather": 0.9, "convert_currency": 0.8, "book_flight": 0.7}
     whole |= {"convert_document_to_pdf": 0.6, "send_email": 0.5}
 
-    def blended(query: str, pool: int, embedding: object = None) -> tuple[dict, dict]:
+    def blended(
+        query: str, pool: int, embedding: object = None, weight: float = BM25_WEIGHT
+    ) -> tuple[dict, dict]:
         if query in steps:
             scores = {ids[n]: steps[query].get(n, others) for n in ids}
         else:

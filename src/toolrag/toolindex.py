@@ -6,7 +6,7 @@ re-embeds only the cards that changed and never appends duplicates. Dense scores
 stored vectors (kept in memory as one matrix: a 10k-tool pool is a 15 MB dot product), BM25 from
 LanceDB's native full-text index over the same documents. ``hybrid`` fuses the two rankings by
 reciprocal rank; ``best`` adds to each card's cosine its BM25 score relative to the query's best
-BM25 match (weight :attr:`ToolIndex.bm25_weight`), which keeps the margins that rank fusion
+BM25 match (weight :meth:`ToolIndex.bm25_weight`), which keeps the margins that rank fusion
 throws away, and splits requests that name several steps into sub-queries: each step's best
 tool is placed among the first (steps + 1) tools, so every step's tool is retrieved, and when
 the request marks its steps with sequence words ("First, ... Also, ...") each card scores the
@@ -50,12 +50,14 @@ from toolrag.query_adapter import QueryAdapter, adapter_key, fit_query_adapter
 
 Strategy = Literal["dense", "bm25", "hybrid", "best"]
 RRF_K = 60
-# Weight of the max-normalised BM25 score added to the cosine in ``best``: BM25_WEIGHT over
-# cards' documents alone, falling linearly to BM25_WEIGHT_WITH_REQUESTS as the share of cards
-# with LLM-written requests reaches 1 (``ToolIndex.bm25_weight``). A card's requests make its
-# cosine match how users word a question, so the dense side then needs less lexical help.
-# Chosen on BFCL and NESTFUL together, single- and multi-step requests (README, Tool RAG).
-BM25_WEIGHT = 0.3
+# Weight of the max-normalised BM25 score added to the cosine in ``best``
+# (``ToolIndex.bm25_weight``): BM25_WEIGHT for a request of one step. A request that splits into
+# steps is one embedding of several intents, blurred, so its lexical evidence weighs more:
+# BM25_WEIGHT_STEPS over cards' documents alone, falling linearly to BM25_WEIGHT_WITH_REQUESTS
+# as the share of cards with LLM-written requests reaches 1 (those make a card's cosine match
+# how users word a question). Measured on BFCL, NESTFUL and the 10k scale pool (README).
+BM25_WEIGHT = 0.2
+BM25_WEIGHT_STEPS = 0.3
 BM25_WEIGHT_WITH_REQUESTS = 0.2
 # Weight of a card's nearest LLM-written request (``ToolCard.synthetic``) beside its document
 # in the card's cosine: (document + w * nearest request) / (1 + w).
@@ -446,13 +448,15 @@ class ToolIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
-    @property
-    def bm25_weight(self) -> float:
-        """The weight of the relative BM25 score in ``best``: ``BM25_WEIGHT`` when no active
-        card has written requests, ``BM25_WEIGHT_WITH_REQUESTS`` when every one has, and in
-        between in proportion to the share that has."""
+    def bm25_weight(self, steps: bool = False) -> float:
+        """The weight of the relative BM25 score in ``best``: ``BM25_WEIGHT`` for a request of
+        one step; for one that splits into ``steps``, ``BM25_WEIGHT_STEPS`` when no active card
+        has written requests, ``BM25_WEIGHT_WITH_REQUESTS`` when every one has, and in between
+        in proportion to the share that has."""
+        if not steps:
+            return BM25_WEIGHT
         share = len(self._req_rows) / len(self._ids) if self._ids else 0.0
-        return BM25_WEIGHT + share * (BM25_WEIGHT_WITH_REQUESTS - BM25_WEIGHT)
+        return BM25_WEIGHT_STEPS + share * (BM25_WEIGHT_WITH_REQUESTS - BM25_WEIGHT_STEPS)
 
     # --- retrieval -----------------------------------------------------------------------------
     def search_text(self, query: str) -> str:
@@ -529,10 +533,14 @@ class ToolIndex:
         return scores, sims
 
     def _blended(
-        self, query: str, pool: int, embedding: Sequence[float] | None = None
+        self,
+        query: str,
+        pool: int,
+        embedding: Sequence[float] | None = None,
+        weight: float = BM25_WEIGHT,
     ) -> tuple[dict[str, float], dict[str, float]]:
-        """Score-level fusion: every card's cosine plus :attr:`bm25_weight` times its BM25
-        score relative to the query's best BM25 match.
+        """Score-level fusion: every card's cosine plus ``weight`` (:meth:`bm25_weight`) times
+        its BM25 score relative to the query's best BM25 match.
 
         Unlike reciprocal rank, this keeps how far apart the candidates are: a card that both
         rankings like by a wide margin stays ahead of one that wins a near-tie in one of them.
@@ -548,7 +556,6 @@ class ToolIndex:
         scores = {tid: float(ranked[self._row[tid]]) for tid in sims}
         best = max((s for _, s in lexical), default=0.0)
         if best > 0:
-            weight = self.bm25_weight
             for tid, s in lexical:
                 scores[tid] += weight * s / best
         return scores, sims
@@ -645,9 +652,10 @@ class ToolIndex:
             scores, sims = self._fused(query, pool, embedding)
             ranked = sorted(scores.items(), key=_rank_order)
         else:
-            scores, sims = self._blended(query, pool, embedding)
             parts, marked = _steps(query)
-            steps = [self._blended(part, pool) for part in parts]
+            weight = self.bm25_weight(steps=bool(parts))
+            scores, sims = self._blended(query, pool, embedding, weight)
+            steps = [self._blended(part, pool, None, weight) for part in parts]
             if marked:
                 # A request that marks its steps ("First, ... Also, ...") asks for several
                 # things: each card scores the best of the whole request and of each step, so
