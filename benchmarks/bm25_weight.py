@@ -2,22 +2,29 @@
 without LLM-written requests: the figures behind ``BM25_WEIGHT`` (cards' documents alone) and
 ``BM25_WEIGHT_WITH_REQUESTS`` in :mod:`toolrag.toolindex`.
 
-    .venv/bin/python benchmarks/bm25_weight.py [--weights 0.1,0.2,0.3,0.5]
-        [--sets bfcl,bfcl-multi,nestful,nestful+bfcl] [--requests] [--out runs/bm25_weight.json]
+    .venv/bin/python benchmarks/bm25_weight.py [--weights 0.1,0.2,0.3,0.5,shipped]
+        [--sets bfcl,bfcl-multi,nestful,nestful+bfcl,scale-10k] [--requests]
+        [--out runs/bm25_weight.json]
 
 Sets: BFCL's 1,911 single-call and 207 multi-tool queries over its 1,703 tools
-(:mod:`tool_retrieval`), and NESTFUL's 1,300 multi-step requests over its 173 tools and with
-BFCL's as distractors (:mod:`tool_retrieval_nestful`). ``--requests``: the cards carry the
-LLM-written requests of ``benchmarks/records/`` (the ``+requests`` indexes of those
-benchmarks). Every weight runs on the same index and the same query vectors; each set prints
-Recall@5 and the share of queries whose first tool is expected (hit@1). Run those two
-benchmarks once first: they fetch the data and build the indexes this reopens.
+(:mod:`tool_retrieval`), NESTFUL's 1,300 multi-step requests over its 173 tools and with
+BFCL's as distractors (:mod:`tool_retrieval_nestful`), and :mod:`tool_scale`'s 500 BFCL
+queries over its 10k pool (BFCL plus OpenAPI operations; not with ``--requests``).
+``--requests``: the cards carry the LLM-written requests of ``benchmarks/records/`` (the
+``+requests`` indexes of those benchmarks). A number is one weight for every request;
+``shipped`` is the rule `best` ships (:meth:`ToolIndex.bm25_weight`: one weight for one-step
+requests, another for those that split into steps). Every weight runs on the same index and
+the same query vectors; each set prints Recall@5 and the share of queries whose first tool is
+expected (hit@1). Run those three benchmarks once first (``tool_scale.py --sizes 10000``):
+they fetch the data and build the indexes this reopens.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -27,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import bfcl
 import nestful
 from tool_retrieval_nestful import pools
+from tool_scale import SEED, distractors
 
 from toolrag import Settings, toolindex
 from toolrag.cards import ToolCard, load_tool_list
@@ -39,7 +47,9 @@ ROOT = Path(__file__).resolve().parents[1]
 RECORDS = ROOT / "benchmarks" / "records"
 
 
-def query_sets(with_requests: bool) -> dict[str, tuple[Path, list[ToolCard], list[RetrievalQuery]]]:
+def query_sets(
+    with_requests: bool, with_scale: bool
+) -> dict[str, tuple[Path, list[ToolCard], list[RetrievalQuery]]]:
     """Each set's index folder, cards and queries."""
     tools, queries = bfcl.load(ROOT / "runs" / "bfcl")
     bfcl_cards = load_tool_list(tools)
@@ -58,7 +68,7 @@ def query_sets(with_requests: bool) -> dict[str, tuple[Path, list[ToolCard], lis
             "nestful+bfcl": bfcl_written.augment(nestful_written.augment(pool["nestful+bfcl"])),
         }
     bfcl_index = ROOT / "runs" / "bfcl" / f"index{suffix}"
-    return {
+    sets = {
         "bfcl": (bfcl_index, bfcl_cards, single),
         "bfcl-multi": (bfcl_index, bfcl_cards, multi),
         "nestful": (
@@ -72,18 +82,33 @@ def query_sets(with_requests: bool) -> dict[str, tuple[Path, list[ToolCard], lis
             requests,
         ),
     }
+    if with_scale:  # tool_scale.py's 10k pool and its 500 sampled queries, in its own index
+        sampled = random.Random(SEED).sample(single, 500)
+        taken = {c.name for c in bfcl_cards}
+        extra = itertools.islice(distractors(taken), 10_000 - len(bfcl_cards))
+        sets["scale-10k"] = (ROOT / "runs" / "scale" / "index", bfcl_cards + list(extra), sampled)
+    return sets
 
 
 def sweep(
-    index: ToolIndex, queries: list[RetrievalQuery], weights: list[float]
+    index: ToolIndex, queries: list[RetrievalQuery], weights: list[str]
 ) -> list[dict[str, Any]]:
     """Recall@5 and hit@1 of `best` at each weight, the query vectors embedded once."""
     vectors = {q.id: index.embed.get_query_embedding(q.query) for q in queries}
     rows = []
+    shipped = (
+        toolindex.BM25_WEIGHT,
+        toolindex.BM25_WEIGHT_STEPS,
+        toolindex.BM25_WEIGHT_WITH_REQUESTS,
+    )
     for weight in weights:
-        # every constant, so the weight holds for every request and share of written requests
-        toolindex.BM25_WEIGHT = toolindex.BM25_WEIGHT_STEPS = weight
-        toolindex.BM25_WEIGHT_WITH_REQUESTS = weight
+        # a number sets every constant: one weight for every request and share of requests
+        constants = shipped if weight == "shipped" else (float(weight),) * 3
+        (
+            toolindex.BM25_WEIGHT,
+            toolindex.BM25_WEIGHT_STEPS,
+            toolindex.BM25_WEIGHT_WITH_REQUESTS,
+        ) = constants
         recall = hit = 0.0
         for q in queries:
             got = [h.name for h in index.retrieve(q.query, k=5, embedding=vectors[q.id])]
@@ -99,23 +124,29 @@ def sweep(
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--weights", default="0.1,0.2,0.3,0.5")
-    parser.add_argument("--sets", default="bfcl,bfcl-multi,nestful,nestful+bfcl")
+    parser.add_argument("--weights", default="0.1,0.2,0.3,0.5,shipped")
+    parser.add_argument(
+        "--sets", default=None, help="Default: all (without scale-10k with --requests)."
+    )
     parser.add_argument("--requests", action="store_true", help="Cards with written requests.")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    weights = [float(w) for w in args.weights.split(",")]
+    weights = args.weights.split(",")
     embed = make_embedding(Settings())
-    sets = query_sets(args.requests)
+    every = "bfcl,bfcl-multi,nestful,nestful+bfcl" + ("" if args.requests else ",scale-10k")
+    names = (args.sets or every).split(",")
+    if args.requests and "scale-10k" in names:
+        parser.error("scale-10k has no written requests: leave it out of --sets with --requests")
+    sets = query_sets(args.requests, "scale-10k" in names)
     t0 = time.perf_counter()
     results: dict[str, list[dict[str, Any]]] = {}
-    for name in args.sets.split(","):
+    for name in names:
         index_dir, cards, queries = sets[name]
         index = ToolIndex(index_dir, embed)
         index.sync(cards)
         results[name] = sweep(index, queries, weights)
         for row in results[name]:
-            print(f"{name:13} weight {row['weight']:.2f}  R@5 {row['recall@5']:.4f}  "
+            print(f"{name:13} weight {row['weight']:>7}  R@5 {row['recall@5']:.4f}  "
                   f"hit@1 {row['hit@1']:.4f}", flush=True)  # fmt: skip
     out = args.out or ROOT / "runs" / f"bm25_weight{'_requests' if args.requests else ''}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
