@@ -1,5 +1,7 @@
-"""Tool retrieval on a pool nothing in toolrag was tuned on: NESTFUL's multi-step requests
-(:mod:`nestful`), every strategy side by side in one process, plain LlamaIndex ObjectIndex first.
+"""Tool retrieval on a second pool beside BFCL: NESTFUL's multi-step requests (:mod:`nestful`),
+every strategy side by side in one process, plain LlamaIndex ObjectIndex first. (``best`` was
+first measured here after being built on BFCL alone; its prerequisite step and the BM25 weight
+of split requests were chosen with this pool in view: README, Benchmarks.)
 
     .venv/bin/python benchmarks/tool_retrieval_nestful.py [--limit N]
         [--out runs/tool_retrieval_nestful.json]
