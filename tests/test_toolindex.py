@@ -133,14 +133,10 @@ def test_bm25_weight_of_a_multi_step_request_falls_with_the_share_of_written_req
     blended = ToolIndex._blended
 
     def recorded(
-        self: ToolIndex,
-        query: str,
-        pool: int,
-        embedding: list[float] | None = None,
-        weight: float = BM25_WEIGHT,
+        self: ToolIndex, query: str, pool: int, weight: float, embedding: list[float] | None = None
     ) -> tuple[dict[str, float], dict[str, float]]:
         weights.append(weight)
-        return blended(self, query, pool, embedding, weight)
+        return blended(self, query, pool, weight, embedding)
 
     monkeypatch.setattr(ToolIndex, "_blended", recorded)
     index.retrieve("convert 100 dollars to euros and then get the weather in Paris", k=5)
@@ -389,7 +385,7 @@ def _scripted_index(
     whole |= {"convert_document_to_pdf": 0.6, "send_email": 0.5}
 
     def blended(
-        query: str, pool: int, embedding: object = None, weight: float = BM25_WEIGHT
+        query: str, pool: int, weight: float, embedding: object = None
     ) -> tuple[dict, dict]:
         if query in steps:
             scores = {ids[n]: steps[query].get(n, others) for n in ids}

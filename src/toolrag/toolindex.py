@@ -533,11 +533,7 @@ class ToolIndex:
         return scores, sims
 
     def _blended(
-        self,
-        query: str,
-        pool: int,
-        embedding: Sequence[float] | None = None,
-        weight: float = BM25_WEIGHT,
+        self, query: str, pool: int, weight: float, embedding: Sequence[float] | None = None
     ) -> tuple[dict[str, float], dict[str, float]]:
         """Score-level fusion: every card's cosine plus ``weight`` (:meth:`bm25_weight`) times
         its BM25 score relative to the query's best BM25 match.
@@ -654,8 +650,8 @@ class ToolIndex:
         else:
             parts, marked = _steps(query)
             weight = self.bm25_weight(steps=bool(parts))
-            scores, sims = self._blended(query, pool, embedding, weight)
-            steps = [self._blended(part, pool, None, weight) for part in parts]
+            scores, sims = self._blended(query, pool, weight, embedding)
+            steps = [self._blended(part, pool, weight) for part in parts]
             if marked:
                 # A request that marks its steps ("First, ... Also, ...") asks for several
                 # things: each card scores the best of the whole request and of each step, so
