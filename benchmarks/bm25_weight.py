@@ -14,9 +14,9 @@ queries over its 10k pool (BFCL plus OpenAPI operations; not with ``--requests``
 ``+requests`` indexes of those benchmarks). A number is one weight for every request;
 ``shipped`` is the rule `best` ships (:meth:`ToolIndex.bm25_weight`: one weight for one-step
 requests, another for those that split into steps). Every weight runs on the same index and
-the same query vectors; each set prints Recall@5 and the share of queries whose first tool is
-expected (hit@1). Run those three benchmarks once first (``tool_scale.py --sizes 10000``):
-they fetch the data and build the indexes this reopens.
+the same query vectors; each set prints Recall@1, Recall@5 and MRR
+(:func:`toolrag.evaluation.retrieval.evaluate`). Run those three benchmarks once first
+(``tool_scale.py --sizes 10000``): they fetch the data and build the indexes this reopens.
 """
 
 from __future__ import annotations
@@ -39,12 +39,18 @@ from tool_scale import SEED, distractors
 from toolrag import Settings, toolindex
 from toolrag.cards import ToolCard, load_tool_list
 from toolrag.embeddings import make_embedding
-from toolrag.evaluation.retrieval import RetrievalQuery, load_queries
+from toolrag.evaluation.retrieval import RetrievalQuery, evaluate, load_queries
 from toolrag.synthetic import SyntheticQueries
 from toolrag.toolindex import ToolIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = ROOT / "benchmarks" / "records"
+# the rule `best` ships, kept before any weight of the sweep overwrites the constants
+SHIPPED = (
+    toolindex.BM25_WEIGHT,
+    toolindex.BM25_WEIGHT_STEPS,
+    toolindex.BM25_WEIGHT_WITH_REQUESTS,
+)
 
 
 def query_sets(
@@ -93,32 +99,22 @@ def query_sets(
 def sweep(
     index: ToolIndex, queries: list[RetrievalQuery], weights: list[str]
 ) -> list[dict[str, Any]]:
-    """Recall@5 and hit@1 of `best` at each weight, the query vectors embedded once."""
-    vectors = {q.id: index.embed.get_query_embedding(q.query) for q in queries}
+    """R@1, R@5 and MRR of `best` at each weight, the query vectors embedded once."""
+    vectors = {q.query: index.embed.get_query_embedding(q.query) for q in queries}
+
+    def search(query: str, k: int) -> list[str]:
+        return [h.name for h in index.retrieve(query, k=k, embedding=vectors[query])]
+
     rows = []
-    shipped = (
-        toolindex.BM25_WEIGHT,
-        toolindex.BM25_WEIGHT_STEPS,
-        toolindex.BM25_WEIGHT_WITH_REQUESTS,
-    )
     for weight in weights:
         # a number sets every constant: one weight for every request and share of requests
-        constants = shipped if weight == "shipped" else (float(weight),) * 3
         (
             toolindex.BM25_WEIGHT,
             toolindex.BM25_WEIGHT_STEPS,
             toolindex.BM25_WEIGHT_WITH_REQUESTS,
-        ) = constants
-        recall = hit = 0.0
-        for q in queries:
-            got = [h.name for h in index.retrieve(q.query, k=5, embedding=vectors[q.id])]
-            expected = set(q.expected)
-            recall += len(expected & set(got)) / len(expected)
-            hit += bool(got) and got[0] in expected
-        n = len(queries)
-        rows.append(
-            {"weight": weight, "recall@5": round(recall / n, 4), "hit@1": round(hit / n, 4)}
-        )
+        ) = SHIPPED if weight == "shipped" else (float(weight),) * 3
+        report = evaluate(f"best@{weight}", len(index), queries, search, ks=(1, 5)).as_json()
+        rows.append({"weight": weight, **{k: report[k] for k in ("recall@1", "recall@5", "mrr")}})
     return rows
 
 
@@ -146,8 +142,8 @@ def main() -> None:
         index.sync(cards)
         results[name] = sweep(index, queries, weights)
         for row in results[name]:
-            print(f"{name:13} weight {row['weight']:>7}  R@5 {row['recall@5']:.4f}  "
-                  f"hit@1 {row['hit@1']:.4f}", flush=True)  # fmt: skip
+            print(f"{name:13} weight {row['weight']:>7}  R@1 {row['recall@1']:.4f}  "
+                  f"R@5 {row['recall@5']:.4f}  MRR {row['mrr']:.4f}", flush=True)  # fmt: skip
     out = args.out or ROOT / "runs" / f"bm25_weight{'_requests' if args.requests else ''}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
