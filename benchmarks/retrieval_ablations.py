@@ -58,13 +58,13 @@ from toolrag.cards import ToolCard, load_tool_list, split_name
 from toolrag.embeddings import embed_model_path, embedding_name, make_embedding
 from toolrag.evaluation.retrieval import evaluate, load_queries
 from toolrag.query_adapter import QueryAdapter, fit_query_adapter
+from toolrag.steps import sub_queries
 from toolrag.synthetic import SyntheticQueries
 from toolrag.toolindex import (
     HUB_K,
     HUB_WEIGHT,
     REQUEST_WEIGHT,
     ToolIndex,
-    sub_queries,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -286,19 +286,19 @@ def steps(bench: Bench) -> dict[str, Any]:
             result[name]["without step covering"] = bench.best(name)
     finally:
         ToolIndex._cover_steps = cover  # type: ignore[method-assign]
-    marked = toolindex._steps
+    marked = toolindex.split_steps
 
     # every split request scored by its best step, not only those marked with sequence words
     def every_split(query: str, min_words: int = 3) -> tuple[list[str], bool]:
         parts = marked(query, min_words)[0]
         return parts, bool(parts)
 
-    toolindex._steps = every_split
+    toolindex.split_steps = every_split
     try:
         for name in bench.sets:
             result[name]["best step for every split request"] = bench.best(name)
     finally:
-        toolindex._steps = marked
+        toolindex.split_steps = marked
     result["single_queries_split"] = sum(bool(sub_queries(q.query)) for q in bench.sets["single"])
     result["single_queries_marked"] = sum(marked(q.query)[1] for q in bench.sets["single"])
     return result
