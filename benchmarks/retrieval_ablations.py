@@ -33,6 +33,10 @@ ABLATION is one of:
   pairs, one epoch of in-batch negatives (the settings of the sentence-transformers and
   LlamaIndex fine-tuning guides), then the pool indexed again with it, query adapter included
   (about 12 minutes of training and 5 of embedding on two cores; ``runs/ablation_finetune/``).
+- ``fusion``: distribution-based score fusion (Qdrant's DBSF) instead of `best`'s cosine plus
+  the weighted BM25 score relative to the best match: each side is scaled per request by the
+  spread of its own candidates, (score - (mean - 3 sd)) / (6 sd), dense over the top of the
+  ranking and BM25 over its matches, then summed with BM25 at weight 0.15, 0.3, 0.5 or 0.8.
 
 These read the ToolIndex's private arrays: they are experiments, not part of the package.
 """
@@ -489,6 +493,51 @@ def finetune(bench: Bench) -> dict[str, Any]:
     return result
 
 
+# --- fusion --------------------------------------------------------------------------------------
+def _dbsf(weight: float) -> Callable[..., tuple[dict[str, float], dict[str, float]]]:
+    """`ToolIndex._blended` with distribution-based score fusion at BM25 ``weight`` (the weight
+    `best` passes in is ignored)."""
+
+    def blended(
+        self: ToolIndex, query: str, pool: int, _: float, embedding: Any = None
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        if not self._ids:
+            return {}, {}
+        sparse = toolindex._POOL.submit(self._bm25, query, pool)
+        ranked, cosines = self._cosines(query, embedding)
+        top = self._top(ranked, cosines, pool)
+        sims = dict(top)
+        lexical = sparse.result()
+        for tid, _s in lexical:
+            sims.setdefault(tid, float(cosines[self._row[tid]]))
+        dense = np.array([ranked[self._row[t]] for t, _s in top])
+        low, spread = dense.mean() - 3 * dense.std(), 6 * dense.std() or 1.0
+        scores = {tid: float((ranked[self._row[tid]] - low) / spread) for tid in sims}
+        bm25 = np.array([s for _t, s in lexical])
+        if len(bm25) and bm25.std() > 0:
+            low, spread = bm25.mean() - 3 * bm25.std(), 6 * bm25.std()
+            for tid, s in lexical:
+                scores[tid] += weight * float((s - low) / spread)
+        return scores, sims
+
+    return blended
+
+
+def fusion(bench: Bench) -> dict[str, Any]:
+    result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
+    shipped = ToolIndex._blended
+    try:
+        for weight in (0.15, 0.3, 0.5, 0.8):
+            label = f"DBSF, BM25 weight {weight}"
+            ToolIndex._blended = _dbsf(weight)  # type: ignore[method-assign]
+            for name in bench.sets:
+                result[name][label] = bench.best(name)
+            print(label, json.dumps({n: result[n][label] for n in bench.sets}), flush=True)
+    finally:
+        ToolIndex._blended = shipped  # type: ignore[method-assign]
+    return result
+
+
 ABLATIONS: dict[str, Callable[[Bench], dict[str, Any]]] = {
     "rerank": rerank,
     "values": values,
@@ -496,6 +545,7 @@ ABLATIONS: dict[str, Callable[[Bench], dict[str, Any]]] = {
     "vectors": vectors,
     "diversity": diversity,
     "finetune": finetune,
+    "fusion": fusion,
 }
 
 
