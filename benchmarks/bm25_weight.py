@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import bfcl
 import nestful
 from tool_retrieval_nestful import pools
-from tool_scale import SEED, distractors
+from tool_scale import SEED, TABLE, distractors
 
 from toolrag import Settings, toolindex
 from toolrag.cards import ToolCard, load_tool_list
@@ -138,7 +138,8 @@ def main() -> None:
     results: dict[str, list[dict[str, Any]]] = {}
     for name in names:
         index_dir, cards, queries = sets[name]
-        index = ToolIndex(index_dir, embed)
+        # tool_scale.py keeps its pools in its own table; the others use the default one
+        index = ToolIndex(index_dir, embed, **({"table": TABLE} if name == "scale-10k" else {}))
         index.sync(cards)
         results[name] = sweep(index, queries, weights)
         for row in results[name]:

