@@ -503,14 +503,8 @@ def _dbsf(weight: float) -> Callable[..., tuple[dict[str, float], dict[str, floa
     ) -> tuple[dict[str, float], dict[str, float]]:
         if not self._ids:
             return {}, {}
-        sparse = toolindex._POOL.submit(self._bm25, query, pool)
-        ranked, cosines = self._cosines(query, embedding)
-        top = self._top(ranked, cosines, pool)
-        sims = dict(top)
-        lexical = sparse.result()
-        for tid, _s in lexical:
-            sims.setdefault(tid, float(cosines[self._row[tid]]))
-        dense = np.array([ranked[self._row[t]] for t, _s in top])
+        ranked, sims, lexical = self._candidates(query, pool, embedding)
+        dense = np.sort(ranked)[-pool:]  # the ranking scores of the pool's dense candidates
         low, spread = dense.mean() - 3 * dense.std(), 6 * dense.std() or 1.0
         scores = {tid: float((ranked[self._row[tid]] - low) / spread) for tid in sims}
         bm25 = np.array([s for _t, s in lexical])

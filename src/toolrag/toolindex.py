@@ -461,6 +461,20 @@ class ToolIndex:
                 scores[tid] = scores.get(tid, 0.0) + 1.0 / (RRF_K + rank + 1)
         return scores, sims
 
+    def _candidates(
+        self, query: str, pool: int, embedding: Sequence[float] | None = None
+    ) -> tuple[np.ndarray, dict[str, float], list[tuple[str, float]]]:
+        """Both sides of a search: every active card's ranking score (:meth:`_cosines`), the
+        candidates with their cosines (the ``pool`` best by ranking score, then BM25's other
+        matches) and BM25's matches with their scores."""
+        sparse = _POOL.submit(self._bm25, query, pool)
+        ranked, cosines = self._cosines(query, embedding)
+        sims = dict(self._top(ranked, cosines, pool))
+        lexical = sparse.result()
+        for tid, _ in lexical:
+            sims.setdefault(tid, float(cosines[self._row[tid]]))
+        return ranked, sims, lexical
+
     def _blended(
         self, query: str, pool: int, weight: float, embedding: Sequence[float] | None = None
     ) -> tuple[dict[str, float], dict[str, float]]:
@@ -472,12 +486,7 @@ class ToolIndex:
         """
         if not self._ids:
             return {}, {}
-        sparse = _POOL.submit(self._bm25, query, pool)
-        ranked, cosines = self._cosines(query, embedding)
-        sims = dict(self._top(ranked, cosines, pool))
-        lexical = sparse.result()
-        for tid, _ in lexical:
-            sims.setdefault(tid, float(cosines[self._row[tid]]))
+        ranked, sims, lexical = self._candidates(query, pool, embedding)
         scores = {tid: float(ranked[self._row[tid]]) for tid in sims}
         best = max((s for _, s in lexical), default=0.0)
         if best > 0:
