@@ -228,10 +228,11 @@ def _parse_whole(path: Path, text: str) -> Any:
         return None
 
 
-def load_tool_list(path: Path) -> list[ToolCard]:
+def load_tool_list(path: Path, conflicts: list[str] | None = None) -> list[ToolCard]:
     """A JSON tool list file (or JSONL, one tool per line; or a list wrapped as
     ``{"tools": [...]}``, as MCP's tools/list returns it), or an OpenAPI / Swagger document
-    (JSON or YAML): one card per operation."""
+    (JSON or YAML): one card per operation. A tool listed twice is kept once, the first time;
+    ``conflicts`` (when given) collects the names listed again with other content."""
     if not path.is_file():
         raise InputError(
             f"Tool file {path} does not exist.",
@@ -243,9 +244,9 @@ def load_tool_list(path: Path) -> list[ToolCard]:
         return cards_from_openapi(whole)
     if isinstance(whole, dict):  # a wrapped list ({"tools": [...]}) or a single tool
         listed = next((whole[k] for k in _LIST_KEYS if isinstance(whole.get(k), list)), [whole])
-        return dedupe([card_from_dict(i) for i in listed])
+        return dedupe([card_from_dict(i) for i in listed], conflicts)
     if isinstance(whole, list) and path.suffix.lower() in (".yaml", ".yml"):
-        return dedupe([card_from_dict(i) for i in whole if isinstance(i, dict)])
+        return dedupe([card_from_dict(i) for i in whole if isinstance(i, dict)], conflicts)
     try:
         items = (
             json.loads(text)
@@ -257,7 +258,7 @@ def load_tool_list(path: Path) -> list[ToolCard]:
             f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}).",
             hint="Fix the JSON, then run the command again.",
         ) from exc
-    return dedupe([card_from_dict(i) for i in items])
+    return dedupe([card_from_dict(i) for i in items], conflicts)
 
 
 def load_yaml_cards(folder: Path) -> list[ToolCard]:
@@ -308,9 +309,18 @@ def cards_from_tools(tools: Iterable[BaseTool], **extra: Any) -> list[ToolCard]:
     ]
 
 
-def dedupe(cards: Sequence[ToolCard]) -> list[ToolCard]:
-    """First card per id wins (pools often list the same function several times)."""
+def dedupe(cards: Sequence[ToolCard], conflicts: list[str] | None = None) -> list[ToolCard]:
+    """First card per id wins (pools often list the same function several times). The name of
+    a card listed again with other content (another description or parameters: the later one
+    is dropped) is added to ``conflicts`` when given, once, so a caller can say so."""
     seen: dict[str, ToolCard] = {}
     for card in cards:
-        seen.setdefault(card.id, card)
+        first = seen.setdefault(card.id, card)
+        if (
+            conflicts is not None
+            and first is not card
+            and first.content_hash() != card.content_hash()
+            and card.name not in conflicts
+        ):
+            conflicts.append(card.name)
     return list(seen.values())

@@ -20,12 +20,12 @@ err = Console(stderr=True)
 
 
 def _table(title: str, reports: list[RetrievalReport], items: str) -> Table:
-    table = Table(
-        "strategy", "R@k", "MRR", "nDCG@10", "p50 ms", "p95 ms", items, "queries", title=title
-    )
+    no_tool = any(r.no_tool_accuracy is not None for r in reports)
+    columns = ["strategy", "R@k", "MRR", "nDCG@10", "p50 ms", "p95 ms", items, "queries"]
+    table = Table(*columns, *(["no-tool acc", "no-tool q"] if no_tool else []), title=title)
     for r in reports:
         recall = " ".join(f"@{k}={v:.3f}" for k, v in r.recall.items())
-        table.add_row(
+        row = [
             r.strategy,
             recall,
             f"{r.mrr:.3f}",
@@ -34,7 +34,11 @@ def _table(title: str, reports: list[RetrievalReport], items: str) -> Table:
             f"{r.p95_ms:.1f}",
             str(r.n_items),
             str(r.n_queries),
-        )
+        ]
+        if no_tool:
+            acc = r.no_tool_accuracy
+            row += ["n/a" if acc is None else f"{acc:.3f}", str(r.n_no_tool)]
+        table.add_row(*row)
     return table
 
 
@@ -87,6 +91,17 @@ def _run(
         err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)
         raise typer.Exit(exc.exit_code) from exc
     _write_misses(misses, reports)
+    left_out = next((r.n_no_tool for r in reports if r.no_tool_accuracy is None), 0)
+    if left_out:
+        err.print(
+            f"note: {left_out} quer{'y expects' if left_out == 1 else 'ies expect'} no tool; "
+            "left out of the metrics (give --floor F to score them)."
+            if items_key == "n_tools"
+            else f"note: {left_out} quer{'y expects' if left_out == 1 else 'ies expect'} no "
+            "document; left out of the metrics.",
+            highlight=False,
+            soft_wrap=True,
+        )
     if as_json:
         payload = [r.as_json(items_key) for r in reports]
         sys.stdout.write(json.dumps(payload[0] if len(payload) == 1 else payload) + "\n")
@@ -131,18 +146,46 @@ def eval_tools(
             "folder's translations.sqlite, so only a first run pays the LLM's time)."
         ),
     ] = False,
+    floor: Annotated[
+        float | None,
+        typer.Option(
+            help="Relevance floor (a cosine): tools below it are dropped, so queries that "
+            "expect no tool are scored too (no_tool_accuracy: the share that got none). Applies "
+            "to objectindex-default (LlamaIndex's SimilarityPostprocessor), dense, hybrid and "
+            "best; bm25 has no cosine and is left out."
+        ),
+    ] = None,
 ) -> None:
     """Recall@k, MRR, nDCG@10 and latency of tool retrieval, beside plain ObjectIndex."""
     from toolrag.cards import load_tool_list
     from toolrag.embeddings import make_embedding
     from toolrag.evaluation.retrieval import load_queries
-    from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_eval
+    from toolrag.evaluation.tools_eval import FLOORED, STRATEGIES, run_tool_eval
     from toolrag.settings import Settings
     from toolrag.synthetic import SyntheticQueries
 
     def run(chosen: list[str], ks: list[int]) -> list[RetrievalReport]:
+        if floor is not None:
+            if not any(s in FLOORED for s in chosen):
+                raise ToolragError(
+                    "--floor needs cosine scores, and bm25 has none.",
+                    hint=f"Use --floor with {', '.join(FLOORED)} or all.",
+                )
+            if "bm25" in chosen:
+                err.print("note: bm25 left out: it has no cosine for --floor to cut.")
+            chosen = [s for s in chosen if s in FLOORED]
         settings = Settings()
-        cards = load_tool_list(tools)
+        conflicts: list[str] = []
+        cards = load_tool_list(tools, conflicts)
+        if conflicts:
+            more = f" and {len(conflicts) - 10} more" if len(conflicts) > 10 else ""
+            err.print(
+                f"[yellow]warning:[/yellow] {len(conflicts)} tool name(s) listed more than "
+                f"once with different content; the first of each is kept: "
+                f"{', '.join(conflicts[:10])}{more}",
+                highlight=False,
+                soft_wrap=True,
+            )
         if synthetic:
             cards = SyntheticQueries(settings.synthetic_db).augment(cards)
         qs = load_queries(queries, "expected_tools")
@@ -154,7 +197,7 @@ def eval_tools(
 
             translator = QueryTranslator(settings.translations_db, lambda: make_llm(settings))
         embed = make_embedding(settings)
-        return run_tool_eval(cards, qs, chosen, embed, ks, index_dir, translator)
+        return run_tool_eval(cards, qs, chosen, embed, ks, index_dir, translator, floor)
 
     _run(strategy, STRATEGIES, k, run, as_json, misses, "tool retrieval", "n_tools")
 

@@ -8,6 +8,8 @@ from typing import Any
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.objects import ObjectIndex
+from llama_index.core.postprocessor import SimilarityPostprocessor
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.tools import FunctionTool, ToolMetadata
 from pydantic import BaseModel
 
@@ -27,10 +29,11 @@ def _schema_model(card: ToolCard) -> type[BaseModel]:
 
 
 def objectindex_default(
-    cards: Sequence[ToolCard], embed: BaseEmbedding
+    cards: Sequence[ToolCard], embed: BaseEmbedding, floor: float | None = None
 ) -> Callable[[str, int], list[str]]:
     """Plain LlamaIndex: ``ObjectIndex.from_objects`` over FunctionTools, default settings
-    (it embeds name, description and schema as one text), the same embedding model."""
+    (it embeds name, description and schema as one text), the same embedding model. ``floor``:
+    LlamaIndex's own cut-off, a ``SimilarityPostprocessor`` on the retriever."""
     tools = [
         FunctionTool(
             fn=lambda **kw: None,
@@ -42,8 +45,12 @@ def objectindex_default(
     ]
     obj_index = ObjectIndex.from_objects(tools, index_cls=VectorStoreIndex, embed_model=embed)
 
+    cutoff: list[BaseNodePostprocessor] = []
+    if floor is not None:
+        cutoff.append(SimilarityPostprocessor(similarity_cutoff=floor))
+
     def search(query: str, k: int) -> list[str]:
-        retriever = obj_index.as_retriever(similarity_top_k=k)
+        retriever = obj_index.as_retriever(node_postprocessors=cutoff, similarity_top_k=k)
         return [t.metadata.get_name() for t in retriever.retrieve(query)]
 
     return search

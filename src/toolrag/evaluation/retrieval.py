@@ -1,7 +1,9 @@
 """Retrieval metrics (Recall@k, MRR, nDCG@10, latency) for tools and documents.
 
 A query may expect several tools (a multi-step request): Recall@k counts every expected tool.
-Queries with no expected item ("no tool should be used") are left out of these metrics.
+Queries with no expected item ("no tool should be used") are left out of these metrics; with
+``score_no_tool`` (a search that can answer "no tool fits", such as one with a relevance floor)
+they are scored apart: ``no_tool_accuracy`` is the share of them that got nothing back.
 """
 
 from __future__ import annotations
@@ -40,16 +42,20 @@ def load_queries(path: Path, key: str) -> list[RetrievalQuery]:
             expected = item.get(key) or []
             if isinstance(expected, str):  # one name written without its list
                 expected = [expected]
-            out.append(
-                RetrievalQuery(
-                    id=str(item["id"]), query=item["query"], expected=[str(e) for e in expected]
-                )
+            query = RetrievalQuery(
+                id=str(item["id"]), query=item["query"], expected=[str(e) for e in expected]
             )
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValidationError) as exc:
             raise InputError(
                 f"{path}:{n}: not a valid query line ({exc}).",
                 hint=f"Each line needs id, query and {key}.",
             ) from exc
+        if not query.query.strip():
+            raise InputError(
+                f"{path}:{n}: query {query.id!r} has no text.",
+                hint="Write the question in its query field, or remove the line.",
+            )
+        out.append(query)
     return out
 
 
@@ -76,6 +82,9 @@ class RetrievalReport(BaseModel):
     ndcg10: float
     p50_ms: float
     p95_ms: float
+    # queries expecting no tool; scored only when the search can answer "no tool fits"
+    n_no_tool: int = 0
+    no_tool_accuracy: float | None = None
     misses: list[dict[str, object]] = Field(default_factory=list, exclude=True)
 
     def as_json(self, items_key: str = "n_tools") -> dict[str, object]:
@@ -91,6 +100,9 @@ class RetrievalReport(BaseModel):
                 "strategy": self.strategy,
             }
         )
+        if self.no_tool_accuracy is not None:
+            out["no_tool_accuracy"] = round(self.no_tool_accuracy, 4)
+            out["n_no_tool"] = self.n_no_tool
         return out
 
 
@@ -100,8 +112,11 @@ def evaluate(
     queries: Sequence[RetrievalQuery],
     search: Callable[[str, int], list[str]],
     ks: Sequence[int] = (1, 5, 10),
+    score_no_tool: bool = False,
 ) -> RetrievalReport:
-    """Run ``search(query, k)`` for each query (timed, query embedding included) and score."""
+    """Run ``search(query, k)`` for each query (timed, query embedding included) and score.
+    With ``score_no_tool``, a query expecting nothing is right when the search returns nothing
+    (``no_tool_accuracy``); its time is not in the latency, which is the answerable queries'."""
     depth = max(*ks, 10)
     recalls: dict[int, list[float]] = {k: [] for k in ks}
     rr: list[float] = []
@@ -125,6 +140,14 @@ def evaluate(
             misses.append(
                 {"id": q.id, "query": q.query, "expected": q.expected, "got": got[: max(ks)]}
             )
+    no_tool = [q for q in queries if not q.expected]
+    empty = 0
+    for q in no_tool if score_no_tool else []:
+        got = search(q.query, depth)
+        if got:
+            misses.append({"id": q.id, "query": q.query, "expected": [], "got": got[: max(ks)]})
+        else:
+            empty += 1
     n = max(len(scored), 1)
     return RetrievalReport(
         strategy=strategy,
@@ -135,5 +158,7 @@ def evaluate(
         ndcg10=sum(ndcg) / n,
         p50_ms=statistics.median(lat) if lat else 0.0,
         p95_ms=percentile(lat, 0.95),
+        n_no_tool=len(no_tool),
+        no_tool_accuracy=empty / len(no_tool) if score_no_tool and no_tool else None,
         misses=misses,
     )

@@ -15,16 +15,30 @@ from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, evalua
 from toolrag.toolindex import Strategy, ToolIndex
 
 STRATEGIES = ("objectindex-default", *get_args(Strategy))
+# strategies whose scores are cosines, so a relevance floor applies (BM25 scores are not)
+FLOORED = ("objectindex-default", "dense", "hybrid", "best")
 
 
 def searcher(
-    strategy: str, cards: Sequence[ToolCard], embed: BaseEmbedding, index: ToolIndex | None = None
+    strategy: str,
+    cards: Sequence[ToolCard],
+    embed: BaseEmbedding,
+    index: ToolIndex | None = None,
+    floor: float | None = None,
 ) -> Callable[[str, int], list[str]]:
+    """``search(query, k)`` for ``strategy``. ``floor``: tools whose cosine with the question
+    is below it are dropped (the ToolIndex's own floor; LlamaIndex's ``SimilarityPostprocessor``
+    for plain ObjectIndex), so a question no tool fits gets nothing."""
+    if floor is not None and strategy not in FLOORED:
+        raise ValueError(f"a relevance floor needs cosine scores, and {strategy} has none")
     if strategy == "objectindex-default":
-        return objectindex_default(cards, embed)
+        return objectindex_default(cards, embed, floor)
     if index is None:
         raise ValueError("a ToolIndex is needed for toolrag strategies")
-    return lambda q, k: [h.name for h in index.retrieve(q, k=k, strategy=strategy)]  # type: ignore[arg-type]
+    return lambda q, k: [
+        h.name
+        for h in index.retrieve(q, k=k, strategy=strategy, floor=floor)  # type: ignore[arg-type]
+    ]
 
 
 def run_tool_eval(
@@ -35,10 +49,14 @@ def run_tool_eval(
     ks: Sequence[int] = (1, 5, 10),
     index_dir: Path | None = None,
     translator: Callable[[str], str] | None = None,
+    floor: float | None = None,
 ) -> list[RetrievalReport]:
-    """Evaluate each strategy on the same pool and queries, in this process."""
+    """Evaluate each strategy on the same pool and queries, in this process. With a ``floor``,
+    the queries that expect no tool are scored too (``no_tool_accuracy``)."""
     sets = {"queries": queries}
-    return run_tool_evals(cards, sets, strategies, embed, ks, index_dir, translator)["queries"]
+    return run_tool_evals(cards, sets, strategies, embed, ks, index_dir, translator, floor)[
+        "queries"
+    ]
 
 
 def run_tool_evals(
@@ -49,6 +67,7 @@ def run_tool_evals(
     ks: Sequence[int] = (1, 5, 10),
     index_dir: Path | None = None,
     translator: Callable[[str], str] | None = None,
+    floor: float | None = None,
 ) -> dict[str, list[RetrievalReport]]:
     """Each strategy on several query sets over one pool (say single- and multi-tool
     requests): the pool is indexed once per strategy, not once per set. ``translator``: the
@@ -62,7 +81,8 @@ def run_tool_evals(
             index.sync(cards)
             index.translator = translator
         for strategy in strategies:
-            search = searcher(strategy, cards, embed, index)
+            search = searcher(strategy, cards, embed, index, floor)
+            scored = floor is not None
             for name, queries in query_sets.items():
-                reports[name].append(evaluate(strategy, len(cards), queries, search, ks))
+                reports[name].append(evaluate(strategy, len(cards), queries, search, ks, scored))
     return reports

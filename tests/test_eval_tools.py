@@ -1,0 +1,115 @@
+"""`toolrag eval tools` on pools and query files as users bring them: queries that expect no
+tool (scored with a relevance floor), tools listed twice, and queries without text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolrag.cards import load_tool_list
+from toolrag.cli import app
+from toolrag.errors import InputError
+from toolrag.evaluation.retrieval import RetrievalQuery, evaluate, load_queries
+
+FIXTURES = Path(__file__).parent / "fixtures"
+POOL, QUERIES = FIXTURES / "tools_small.json", FIXTURES / "queries_small.jsonl"
+
+
+def _eval(tmp_path: Path, *extra: str, tools: Path = POOL, queries: Path = QUERIES) -> object:
+    args = ["eval", "tools", "--tools", str(tools), "--queries", str(queries), "--json",
+            "--misses", str(tmp_path / "misses.jsonl"), *extra]  # fmt: skip
+    return CliRunner().invoke(app, args)
+
+
+def test_no_tool_queries_are_scored_only_when_the_search_can_return_nothing() -> None:
+    queries = [
+        RetrievalQuery(id="a", query="a", expected=["x"]),
+        RetrievalQuery(id="b", query="b", expected=[]),
+        RetrievalQuery(id="c", query="c", expected=[]),
+        RetrievalQuery(id="d", query="d", expected=[]),
+    ]
+    ranked = {"a": ["x"], "b": [], "c": ["y", "x"], "d": []}
+    plain = evaluate("fake", 3, queries, lambda q, k: ranked[q][:k], ks=(1,))
+    assert plain.n_queries == 1 and plain.n_no_tool == 3 and plain.no_tool_accuracy is None
+    assert "no_tool_accuracy" not in plain.as_json()
+    scored = evaluate("fake", 3, queries, lambda q, k: ranked[q][:k], ks=(1,), score_no_tool=True)
+    # b and d got nothing back (right); c got tools: a miss, written with its top max(ks)
+    assert scored.no_tool_accuracy == pytest.approx(2 / 3)
+    assert scored.recall[1] == 1.0 and scored.n_queries == 1
+    assert scored.misses == [{"id": "c", "query": "c", "expected": [], "got": ["y"]}]
+    assert scored.as_json()["no_tool_accuracy"] == 0.6667 and scored.as_json()["n_no_tool"] == 3
+
+
+def test_floor_scores_the_no_tool_query_for_toolrag_and_plain_objectindex(
+    tmp_path: Path,
+) -> None:
+    # queries_small.jsonl: four answerable questions and "Tell me a joke", which no tool fits
+    result = _eval(tmp_path, "--strategy", "all", "--floor", "0.2")
+    assert result.exit_code == 0, result.output
+    rows = {r["strategy"]: r for r in json.loads(result.stdout)}
+    assert "note: bm25 left out" in result.stderr
+    assert list(rows) == ["objectindex-default", "dense", "hybrid", "best"]
+    for row in rows.values():
+        assert row["n_no_tool"] == 1 and row["n_queries"] == 4
+        assert row["no_tool_accuracy"] == 1.0  # the joke gets no tool
+    assert rows["best"]["recall@5"] == 1.0  # and every answerable question keeps its tools
+    # the floor really cuts: at 0.3 the plain ObjectIndex (name, description and schema in
+    # one text, lower cosines) loses answerable tools that best keeps
+    high = {r["strategy"]: r for r in json.loads(_eval(tmp_path, "--strategy", "all",
+                                                       "--floor", "0.3").stdout)}  # fmt: skip
+    assert high["objectindex-default"]["recall@5"] < high["best"]["recall@5"]
+    # a floor below every cosine returns tools for the joke too: a miss, written down
+    low = _eval(tmp_path, "--strategy", "best", "--floor", "-1")
+    assert json.loads(low.stdout)["no_tool_accuracy"] == 0.0
+    misses = [json.loads(x) for x in (tmp_path / "misses.jsonl").read_text().splitlines()]
+    assert [m["id"] for m in misses if not m["expected"]] == ["q5"]
+
+
+def test_without_a_floor_the_no_tool_queries_are_left_out_and_said_so(tmp_path: Path) -> None:
+    result = _eval(tmp_path, "--strategy", "best")
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)
+    assert row["n_queries"] == 4 and "no_tool_accuracy" not in row
+    assert "1 query expects no tool; left out of the metrics" in result.stderr
+
+
+def test_floor_with_bm25_alone_is_a_clear_error(tmp_path: Path) -> None:
+    result = _eval(tmp_path, "--strategy", "bm25", "--floor", "0.2")
+    assert result.exit_code == 2
+    assert "--floor needs cosine scores, and bm25 has none" in result.stderr
+
+
+def test_a_tool_listed_twice_with_other_content_is_kept_once_and_reported(
+    tmp_path: Path,
+) -> None:
+    tools = json.loads(POOL.read_text())
+    again = {"name": "get_weather", "description": "Weather history for a date and a place."}
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([*tools, tools[0], again, again]))
+    conflicts: list[str] = []
+    cards = load_tool_list(path, conflicts)
+    assert len(cards) == 5 and conflicts == ["get_weather"]  # the exact copy is no conflict
+    assert next(c for c in cards if c.name == "get_weather").description == (
+        tools[0].get("description") or tools[0]["function"]["description"]
+    )
+    result = _eval(tmp_path, "--strategy", "best", tools=path)
+    assert result.exit_code == 0, result.output
+    assert "1 tool name(s) listed more than once with different content" in result.stderr
+    assert json.loads(result.stdout)["n_tools"] == 5
+
+
+def test_a_query_without_text_is_an_input_error_that_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "queries.jsonl"
+    path.write_text(
+        json.dumps({"id": "q1", "query": "weather in Oslo", "expected_tools": ["get_weather"]})
+        + "\n\n"
+        + json.dumps({"id": "q2", "query": "  ", "expected_tools": ["get_weather"]})
+        + "\n"
+    )
+    with pytest.raises(InputError, match=r"queries\.jsonl:3: query 'q2' has no text"):
+        load_queries(path, "expected_tools")
+    result = _eval(tmp_path, queries=path)
+    assert result.exit_code == 2 and "has no text" in result.stderr
