@@ -37,6 +37,8 @@ POOL_CATEGORIES = [
 ]
 QUERY_CATEGORIES = ["simple_python", "multiple", "live_simple", "live_multiple"]
 MULTI_CATEGORIES = ["parallel_multiple", "live_parallel_multiple"]
+# items whose own function list holds no tool that fits the question
+IRRELEVANCE_CATEGORIES = ["irrelevance", "live_irrelevance"]
 
 
 def wheel() -> Path:
@@ -107,3 +109,27 @@ def load(out_dir: Path) -> tuple[Path, Path]:
                     }
                 )
     return write_pool(out_dir, list(tools.values()), queries)
+
+
+def load_items() -> list[dict[str, Any]]:
+    """Each item with the function list BFCL gives it: the single-call items of the query
+    categories (``expected``: the function called) and the irrelevance items (``expected``:
+    None, no function of the list fits). ``{id, category, query, functions, expected}``."""
+    items = []
+    with zipfile.ZipFile(wheel()) as zf:
+        for cat in QUERY_CATEGORIES + IRRELEVANCE_CATEGORIES:
+            answers = _answers(zf, cat)
+            for item in _jsonl(zf, f"bfcl_eval/data/BFCL_v4_{cat}.json"):
+                truth = answers.get(item["id"], [])
+                if cat in QUERY_CATEGORIES and len(truth) != 1:
+                    continue
+                items.append(
+                    {
+                        "id": item["id"],
+                        "category": cat,
+                        "query": _question(item),
+                        "functions": [fn["name"] for fn in item.get("function") or []],
+                        "expected": next(iter(truth[0])) if cat in QUERY_CATEGORIES else None,
+                    }
+                )
+    return items

@@ -28,12 +28,9 @@ def _schema_model(card: ToolCard) -> type[BaseModel]:
     return Params
 
 
-def objectindex_default(
-    cards: Sequence[ToolCard], embed: BaseEmbedding, floor: float | None = None
-) -> Callable[[str, int], list[str]]:
+def plain_objectindex(cards: Sequence[ToolCard], embed: BaseEmbedding) -> ObjectIndex[Any]:
     """Plain LlamaIndex: ``ObjectIndex.from_objects`` over FunctionTools, default settings
-    (it embeds name, description and schema as one text), the same embedding model. ``floor``:
-    LlamaIndex's own cut-off, a ``SimilarityPostprocessor`` on the retriever."""
+    (it embeds name, description and schema as one text), the same embedding model."""
     tools = [
         FunctionTool(
             fn=lambda **kw: None,
@@ -43,7 +40,15 @@ def objectindex_default(
         )
         for c in cards
     ]
-    obj_index = ObjectIndex.from_objects(tools, index_cls=VectorStoreIndex, embed_model=embed)
+    return ObjectIndex.from_objects(tools, index_cls=VectorStoreIndex, embed_model=embed)
+
+
+def objectindex_default(
+    cards: Sequence[ToolCard], embed: BaseEmbedding, floor: float | None = None
+) -> Callable[[str, int], list[str]]:
+    """Search with :func:`plain_objectindex`. ``floor``: LlamaIndex's own cut-off, a
+    ``SimilarityPostprocessor`` on the retriever."""
+    obj_index = plain_objectindex(cards, embed)
 
     cutoff: list[BaseNodePostprocessor] = []
     if floor is not None:
