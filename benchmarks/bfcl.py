@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,19 @@ def load_multi(out_dir: Path) -> Path:
     return path
 
 
+def _single_calls(zf: zipfile.ZipFile) -> Iterator[tuple[str, dict[str, Any], str, Any]]:
+    """The single-call items of the query categories: ``(category, item, function called,
+    its allowed arguments)``."""
+    for cat in QUERY_CATEGORIES:
+        answers = _answers(zf, cat)
+        for item in _jsonl(zf, f"bfcl_eval/data/BFCL_v4_{cat}.json"):
+            truth = answers.get(item["id"], [])
+            if len(truth) != 1:
+                continue  # single-call items only
+            (name,) = truth[0].keys()
+            yield cat, item, name, truth[0][name]
+
+
 def load(out_dir: Path) -> tuple[Path, Path]:
     """Write ``tools.json`` and ``queries.jsonl`` under ``out_dir``; return their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -93,21 +107,15 @@ def load(out_dir: Path) -> tuple[Path, Path]:
             for item in _jsonl(zf, f"bfcl_eval/data/BFCL_v4_{cat}.json"):
                 for fn in item.get("function") or []:
                     tools.setdefault(fn["name"], fn)
-        for cat in QUERY_CATEGORIES:
-            answers = _answers(zf, cat)
-            for item in _jsonl(zf, f"bfcl_eval/data/BFCL_v4_{cat}.json"):
-                truth = answers.get(item["id"], [])
-                if len(truth) != 1:
-                    continue  # single-call items only
-                (name,) = truth[0].keys()
-                queries.append(
-                    {
-                        "id": item["id"],
-                        "query": _question(item),
-                        "expected_tools": [name],
-                        "expected_args": truth[0][name],
-                    }
-                )
+        for _cat, item, name, args in _single_calls(zf):
+            queries.append(
+                {
+                    "id": item["id"],
+                    "query": _question(item),
+                    "expected_tools": [name],
+                    "expected_args": args,
+                }
+            )
     return write_pool(out_dir, list(tools.values()), queries)
 
 
@@ -115,21 +123,14 @@ def load_items() -> list[dict[str, Any]]:
     """Each item with the function list BFCL gives it: the single-call items of the query
     categories (``expected``: the function called) and the irrelevance items (``expected``:
     None, no function of the list fits). ``{id, category, query, functions, expected}``."""
-    items = []
+
+    def row(cat: str, item: dict[str, Any], expected: str | None) -> dict[str, Any]:
+        functions = [fn["name"] for fn in item.get("function") or []]
+        return {"id": item["id"], "category": cat, "query": _question(item),
+                "functions": functions, "expected": expected}  # fmt: skip
+
     with zipfile.ZipFile(wheel()) as zf:
-        for cat in QUERY_CATEGORIES + IRRELEVANCE_CATEGORIES:
-            answers = _answers(zf, cat)
-            for item in _jsonl(zf, f"bfcl_eval/data/BFCL_v4_{cat}.json"):
-                truth = answers.get(item["id"], [])
-                if cat in QUERY_CATEGORIES and len(truth) != 1:
-                    continue
-                items.append(
-                    {
-                        "id": item["id"],
-                        "category": cat,
-                        "query": _question(item),
-                        "functions": [fn["name"] for fn in item.get("function") or []],
-                        "expected": next(iter(truth[0])) if cat in QUERY_CATEGORIES else None,
-                    }
-                )
+        items = [row(cat, item, name) for cat, item, name, _args in _single_calls(zf)]
+        for cat in IRRELEVANCE_CATEGORIES:
+            items += [row(cat, i, None) for i in _jsonl(zf, f"bfcl_eval/data/BFCL_v4_{cat}.json")]
     return items

@@ -42,17 +42,21 @@ def _table(title: str, reports: list[RetrievalReport], items: str) -> Table:
     return table
 
 
+def _warn(text: str, names: Sequence[str]) -> None:
+    """A warning on stderr: ``text`` and the first ten ``names`` (with how many more)."""
+    more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+    err.print(
+        f"[yellow]warning:[/yellow] {text}: {', '.join(names[:10])}{more}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
 def _warn_unknown(queries: Sequence[RetrievalQuery], known: Iterable[str], what: str) -> None:
     """Say which expected items the pool lacks: they can never be retrieved."""
     missing = unknown_expected(queries, known)
     if missing:
-        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-        err.print(
-            f"[yellow]warning:[/yellow] {len(missing)} expected {what} not in the pool, counted "
-            f"as misses: {', '.join(missing[:10])}{more}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        _warn(f"{len(missing)} expected {what} not in the pool, counted as misses", missing)
 
 
 def _write_misses(path: Path, reports: list[RetrievalReport]) -> None:
@@ -93,12 +97,11 @@ def _run(
     _write_misses(misses, reports)
     left_out = next((r.n_no_tool for r in reports if r.no_tool_accuracy is None), 0)
     if left_out:
+        tools = items_key == "n_tools"
+        expect = "query expects" if left_out == 1 else "queries expect"
         err.print(
-            f"note: {left_out} quer{'y expects' if left_out == 1 else 'ies expect'} no tool; "
-            "left out of the metrics (give --floor F to score them)."
-            if items_key == "n_tools"
-            else f"note: {left_out} quer{'y expects' if left_out == 1 else 'ies expect'} no "
-            "document; left out of the metrics.",
+            f"note: {left_out} {expect} no {'tool' if tools else 'document'}; left out of the "
+            f"metrics{' (give --floor F to score them)' if tools else ''}.",
             highlight=False,
             soft_wrap=True,
         )
@@ -178,13 +181,10 @@ def eval_tools(
         conflicts: list[str] = []
         cards = load_tool_list(tools, conflicts)
         if conflicts:
-            more = f" and {len(conflicts) - 10} more" if len(conflicts) > 10 else ""
-            err.print(
-                f"[yellow]warning:[/yellow] {len(conflicts)} tool name(s) listed more than "
-                f"once with different content; the first of each is kept: "
-                f"{', '.join(conflicts[:10])}{more}",
-                highlight=False,
-                soft_wrap=True,
+            _warn(
+                f"{len(conflicts)} tool name(s) listed more than once with different content; "
+                "the first of each is kept",
+                conflicts,
             )
         if synthetic:
             cards = SyntheticQueries(settings.synthetic_db).augment(cards)

@@ -80,9 +80,9 @@ def run_tool_evals(
             index = ToolIndex(index_dir or Path(tmp), embed)
             index.sync(cards)
             index.translator = translator
+        scored = floor is not None  # a floor can answer "no tool fits": score those queries
         for strategy in strategies:
             search = searcher(strategy, cards, embed, index, floor)
-            scored = floor is not None
             for name, queries in query_sets.items():
                 reports[name].append(evaluate(strategy, len(cards), queries, search, ks, scored))
     return reports
