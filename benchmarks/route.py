@@ -20,8 +20,13 @@ are made, so an interrupted run resumes (``--fresh`` starts over); a records fil
 repository lets a run of hours go on in another checkout. Writes ``runs/route/<set>.json`` and
 one confusion heatmap per mode.
 
+With ``--gate G`` the retrieval offers no tools to a question none of whose top tools has a
+cosine of at least G, and the router has the model answer it without tools (no routing
+decision to get wrong); every other question is routed as without a gate, so its recorded
+decision is reused. Writes ``runs/route/<set>_gate<G>.json``.
+
     .venv/bin/python benchmarks/route.py --set sample
-    .venv/bin/python benchmarks/route.py --set bfcl [--n 200] [--limit N]
+    .venv/bin/python benchmarks/route.py --set bfcl [--n 200] [--limit N] [--gate G]
 """
 
 from __future__ import annotations
@@ -143,6 +148,13 @@ def main() -> None:
     parser.add_argument(
         "--records", type=Path, default=None, help="Decision records (default: in --out)."
     )
+    parser.add_argument(
+        "--gate",
+        type=float,
+        default=None,
+        help="Retrieval gate (a cosine): a question none of whose tools reaches it is offered "
+        "none and answered without tools. Writes <set>_gate<G>.json.",
+    )
     args = parser.parse_args()
     modes: list[ExampleMode] = [m for m in MODES if m in args.modes.split(",")]
 
@@ -170,15 +182,18 @@ def main() -> None:
             cards, queries, modes, tb.llm, tb.embed, Path(tmp), examples=examples,
             k_tools=args.k_tools, records=records,
             on_progress=lambda done, total: bar.update(task, completed=done, total=total),
+            gate=args.gate,
         )  # fmt: skip
+    name = args.set if args.gate is None else f"{args.set}_gate{args.gate:g}"
     for report in reports:
-        save_heatmap(report, args.out / f"{args.set}_confusion_{report.examples}.png")
+        save_heatmap(report, args.out / f"{name}_confusion_{report.examples}.png")
     payload = {
         "set": args.set,
         "n_tools": len(cards),
         "n_queries": len(queries),
         "n_example_candidates": len(examples),
         "k_tools": args.k_tools,
+        "gate": args.gate,
         "seed": args.seed,
         "llm": type(tb.llm).__name__,
         "model": tb.llm.metadata.model_name,
@@ -186,11 +201,11 @@ def main() -> None:
         "wall_s_this_run": round(time.perf_counter() - t0, 1),
         "reports": [r.as_json() for r in reports],
     }
-    out = args.out / f"{args.set}.json"
+    out = args.out / f"{name}.json"
     out.write_text(json.dumps(payload, indent=2))
     table = Table(
         "examples", "precision", "recall", "no-tool acc", "arg acc", "valid", "repaired", "p50 s",
-        title=f"router, {args.set}: {len(queries)} queries, {len(cards)} tools",
+        title=f"router, {name}: {len(queries)} queries, {len(cards)} tools",
     )  # fmt: skip
     for r in reports:
         table.add_row(

@@ -22,6 +22,11 @@ fitting tool from items without (ROC AUC, threshold-free), and per floor from 0.
 mean (balanced accuracy). ``best_floor`` is the floor of highest balanced accuracy, chosen on
 the even-numbered items and measured on the odd ones, so it is not tuned on what it reports.
 
+The same cosines are also read as a gate (``ToolIndex.retrieve(gate=...)``): the list is
+offered whole when its best function clears the gate and not at all otherwise, so an answerable
+item is kept when its best function's cosine clears it, whatever its right function's is.
+``no_tool`` is the same as the floor's; ``gates`` and ``best_gate`` report it like the floor.
+
     .venv/bin/python benchmarks/tool_floor.py [--synthetic benchmarks/records/synthetic_bfcl.sqlite]
 
 writes ``runs/tool_floor.json`` (``runs/tool_floor_requests.json`` with ``--synthetic``).
@@ -67,9 +72,12 @@ def auc(positive: Sequence[float], negative: Sequence[float]) -> float:
     return float((greater + 0.5 * ties) / (len(pos) * len(neg)))
 
 
-def at_floor(rows: Sequence[dict[str, Any]], floor: float) -> dict[str, float]:
-    """``kept``, ``no_tool`` and their mean (``balanced``) at ``floor`` over ``rows``."""
-    right = [r["right"] for r in rows if r["expected"] is not None]
+def at_floor(rows: Sequence[dict[str, Any]], floor: float, gate: bool = False) -> dict[str, float]:
+    """``kept``, ``no_tool`` and their mean (``balanced``) at ``floor`` over ``rows``. As a
+    floor, an answerable item is kept when its right function's cosine clears it; as a gate
+    (``gate``), when its best function's does (the list is offered whole or not at all)."""
+    key = "top" if gate else "right"
+    right = [r[key] for r in rows if r["expected"] is not None]
     top = [r["top"] for r in rows if r["expected"] is None]
     kept = float(np.mean([s >= floor for s in right])) if right else float("nan")
     none = float(np.mean([s < floor for s in top])) if top else float("nan")
@@ -104,6 +112,7 @@ def report(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     answerable = [r["top"] for r in rows if r["expected"] is not None]
     even, odd = rows[::2], rows[1::2]
     chosen = max(FLOORS, key=lambda f: (at_floor(even, f)["balanced"], -f))
+    gate = max(FLOORS, key=lambda f: (at_floor(even, f, gate=True)["balanced"], -f))
     out: dict[str, Any] = {
         "auc": {
             name: round(auc(answerable, [r["top"] for r in rows if r["category"] == name]), 4)
@@ -111,6 +120,8 @@ def report(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         },
         "floors": {str(f): at_floor(rows, f) for f in FLOORS},
         "best_floor": {"floor": chosen, "chosen_on": "even items", **at_floor(odd, chosen)},
+        "gates": {str(f): at_floor(rows, f, gate=True) for f in FLOORS},
+        "best_gate": {"gate": gate, "chosen_on": "even items", **at_floor(odd, gate, gate=True)},
     }
     out["auc"]["both"] = round(
         auc(answerable, [r["top"] for r in rows if r["expected"] is None]), 4
@@ -161,17 +172,20 @@ def main() -> None:
         },
         "results": {},
     }
-    table = Table("scorer", "AUC irrelevance", "AUC live_irrelevance", "AUC both", "floor",
+    table = Table("scorer", "AUC irrelevance", "AUC live_irrelevance", "AUC both", "cut", "at",
                   "kept", "no tool", "balanced", title="relevance floor on BFCL")  # fmt: skip
     for label, scorer in scorers.items():
         rows = score_items(items, scorer)
         out = report(rows)
         result["results"][label] = out
-        best = out["best_floor"]
+        print(label, json.dumps(out["auc"]), json.dumps(out["best_floor"]),
+              json.dumps(out["best_gate"]), flush=True)  # fmt: skip
         aucs = [f"{out['auc'][k]:.3f}" for k in (*bfcl.IRRELEVANCE_CATEGORIES, "both")]
-        table.add_row(label, *aucs, f"{best['floor']:.2f}", f"{best['kept']:.3f}",
-                      f"{best['no_tool']:.3f}", f"{best['balanced']:.3f}")  # fmt: skip
-        print(label, json.dumps(out["auc"]), json.dumps(best), flush=True)
+        for cut in ("floor", "gate"):
+            best = out[f"best_{cut}"]
+            table.add_row(label, *aucs, cut, f"{best[cut]:.2f}", f"{best['kept']:.3f}",
+                          f"{best['no_tool']:.3f}", f"{best['balanced']:.3f}")  # fmt: skip
+            label, aucs = "", ["", "", ""]
     result["seconds"] = round(time.perf_counter() - t0, 1)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(result, indent=2))

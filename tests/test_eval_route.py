@@ -141,3 +141,16 @@ def test_eval_route_resumes_from_its_records(tmp_path: Path) -> None:
     run(REPLIES[1:2])
     redone = [json.loads(line)["id"] for line in records.read_text().splitlines()]
     assert redone == ["q1", "q2", "q3", "q4", "q5", "q1", "q2"]
+
+    # With a gate only the joke (best cosine about 0.07) is offered no tools: the model
+    # answers it without routing, and every other decision is reused. A later run without
+    # the gate finds the joke's earlier record again: each offer keeps its own.
+    gated = run(["Why did the crane sing? It had pitch."], "--gate", "0.3")
+    assert {k: v for k, v in gated.items() if k != "p50_s"} == {
+        k: v for k, v in report.items() if k != "p50_s"
+    }
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    assert [r["id"] for r in lines[7:]] == ["q5"] and lines[-1]["offered"] == []
+    assert lines[-1]["calls"] == [] and lines[-1]["valid"]
+    run([])  # nothing routed again: the script has no replies
+    assert len(records.read_text().splitlines()) == 8

@@ -113,3 +113,33 @@ def test_a_query_without_text_is_an_input_error_that_names_its_line(tmp_path: Pa
         load_queries(path, "expected_tools")
     result = _eval(tmp_path, queries=path)
     assert result.exit_code == 2 and "has no text" in result.stderr
+
+
+def test_gate_keeps_or_drops_each_querys_tools_together(tmp_path: Path) -> None:
+    # Cosines on the fixture: best's top tools get 0.32 / 0.51 / 0.43 / 0.39 for q1-q4 and
+    # 0.07 for the joke (q5); q3's second tool, send_email, 0.26. Plain ObjectIndex's top
+    # nodes score 0.32 / 0.41 / 0.296 / 0.27 and 0.07.
+    result = _eval(tmp_path, "--strategy", "all", "--gate", "0.3")
+    assert result.exit_code == 0, result.output
+    rows = {r["strategy"]: r for r in json.loads(result.stdout)}
+    assert "note: bm25 left out: it has no cosine for --gate to cut." in result.stderr
+    assert rows["best"]["no_tool_accuracy"] == 1.0 and rows["best"]["recall@5"] == 1.0
+    # q3 and q4 fall below the gate for plain ObjectIndex: 2 of 4 questions keep their tools
+    assert rows["objectindex-default"]["no_tool_accuracy"] == 1.0
+    assert rows["objectindex-default"]["recall@5"] == 0.5
+    # a floor at the same cosine cuts send_email (0.26) from q3; the gate keeps it
+    floored = json.loads(_eval(tmp_path, "--strategy", "best", "--floor", "0.3").stdout)
+    assert floored["recall@5"] < 1.0 and floored["no_tool_accuracy"] == 1.0
+    both = _eval(tmp_path, "--strategy", "bm25", "--gate", "0.3", "--floor", "0.1")
+    assert both.exit_code == 2 and "--floor and --gate needs cosine scores" in both.stderr
+
+
+def test_tools_search_with_a_gate(tmp_path: Path) -> None:
+    args = ["tools", "search", "--tools", str(POOL), "--gate", "0.3", "--k", "3"]
+    joke = CliRunner().invoke(app, [*args, "Tell me a joke"])
+    assert joke.exit_code == 0, joke.output
+    assert "no tool fits (every cosine is below the gate)" in joke.stdout
+    money = CliRunner().invoke(app, [*args, "--json", "How many euros is 100 dollars?"])
+    hits = json.loads(money.stdout)
+    assert len(hits) == 3 and hits[0]["name"] == "convert_currency"
+    assert min(h["similarity"] for h in hits) < 0.3  # the gate passed all three

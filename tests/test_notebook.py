@@ -47,4 +47,6 @@ def test_notebook_executes(
     assert "2027-01-29" in outputs and "get_project_schedule" in outputs
     assert "GRB-101-CTR-001" in outputs  # the liquidated-damages search found the contract
     assert "get_project_schedule {'project': 'GRB-107'} -> ok" in outputs  # the router
+    assert "What is the capital of France? -> []" in outputs  # the gate: no tool fits
+    assert "When is substantial completion planned f -> ['get_project_schedule'" in outputs
     assert "objectindex-default {'R@1'" in outputs and "best {'R@1'" in outputs

@@ -111,3 +111,23 @@ def test_a_copied_id_is_put_back_before_the_call_runs(
     assert answer.sources[0].file == "schedules/GRB-107.csv"
     route = next(e for e in events if e.kind == "route")
     assert route.data["grounded"] == [f"{SCHEDULE}.project: 'GRB-101' -> 'GRB-107'"]
+
+
+def test_a_question_no_tool_fits_is_answered_without_tools(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    tb = _routed(toolbox_factory(["I answer that without the project's data: Paris."]))
+    tb.settings.tool_gate = 0.99  # no sample tool reaches it
+    answer = tb.ask("What is the capital of France?")
+    assert answer.answer == "I answer that without the project's data: Paris."
+    assert answer.trace == [] and answer.tools_offered == [] and answer.llm_calls == 1
+    record = tb.decisions.records()[-1]
+    assert record.id == answer.route_id and record.valid
+    assert record.decision is not None and record.decision["action"] == "answer_directly"
+    # the plain ReAct agent, offered no tools, is told so and answers in its first step
+    tb = toolbox_factory([final("Paris.")])
+    tb.settings.agent_mode = "react"  # the settings object is shared with the toolbox above
+    plain = tb.ask("What is the capital of France?")
+    assert plain.answer == "Paris." and plain.trace == [] and plain.tools_offered == []
+    system = tb.llm.prompts[0][0].content or ""  # type: ignore[attr-defined]
+    assert "(none: no tool fits this question. Write no Action;" in system

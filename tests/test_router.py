@@ -385,3 +385,14 @@ def test_an_id_inside_a_sql_statement_is_grounded_like_a_whole_value(
     spelled = "SELECT amount FROM invoices WHERE invoice_no = 'INV-V07-2025-0294'"
     asked = "How much was invoice INV-V07-2025-0294?"
     assert Router(ScriptedLLM([_decision(("run_sql", {"sql": spelled}))])).route(asked, tools).valid
+
+
+def test_with_no_tool_offered_the_model_answers_without_routing() -> None:
+    llm = ScriptedLLM(["Paris is the capital of France."])
+    result = Router(llm).route("What is the capital of France?", [])
+    assert result.valid and result.decision is not None and result.tools_called == []
+    assert result.decision.action == "answer_directly"
+    assert result.decision.message == "Paris is the capital of France."
+    seen = llm.prompts[0][-1].content or ""
+    assert "No tool fits this question" in seen and '"action"' not in seen  # no routing prompt
+    assert len(llm.prompts) == 1 and result.tools_offered == []

@@ -67,3 +67,17 @@ def test_no_tool_fits(parts) -> None:
     index, tools = parts
     retriever = make_tool_retriever(index, tools, k=3, floor=0.2)
     assert retriever.retrieve("Tell me a joke about penguins") == []
+
+
+def test_a_gate_offers_the_k_together_or_none(parts) -> None:
+    index, tools = parts
+    question = "How many euros is 100 dollars?"
+    # convert_currency's cosine is about 0.51, the others' at most about 0.12
+    gated = make_tool_retriever(index, tools, k=3, gate=0.2)
+    got = names(gated.retrieve(question))
+    assert len(got) == 3 and got[0] == "convert_currency"  # all k, low cosines included
+    floored = make_tool_retriever(index, tools, k=3, floor=0.2)
+    assert names(floored.retrieve(question)) == ["convert_currency"]  # each cut on its own
+    assert gated.retrieve("Tell me a joke about penguins") == []  # every cosine below 0.06
+    pinned = make_tool_retriever(index, tools, k=3, gate=0.2, pinned=["send_email"])
+    assert names(pinned.retrieve("Tell me a joke about penguins")) == ["send_email"]

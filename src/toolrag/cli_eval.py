@@ -101,7 +101,7 @@ def _run(
         expect = "query expects" if left_out == 1 else "queries expect"
         err.print(
             f"note: {left_out} {expect} no {'tool' if tools else 'document'}; left out of the "
-            f"metrics{' (give --floor F to score them)' if tools else ''}.",
+            f"metrics{' (give --floor F or --gate G to score them)' if tools else ''}.",
             highlight=False,
             soft_wrap=True,
         )
@@ -158,6 +158,15 @@ def eval_tools(
             "best; bm25 has no cosine and is left out."
         ),
     ] = None,
+    gate: Annotated[
+        float | None,
+        typer.Option(
+            help="Relevance gate (a cosine): a query gets no tools when none of its top k "
+            "reaches it, else all k whatever their own cosines (what TOOLRAG_TOOL_GATE does for "
+            "the agent). Scores the queries that expect no tool like --floor, for the same "
+            "strategies."
+        ),
+    ] = None,
 ) -> None:
     """Recall@k, MRR, nDCG@10 and latency of tool retrieval, beside plain ObjectIndex."""
     from toolrag.cards import load_tool_list
@@ -168,14 +177,15 @@ def eval_tools(
     from toolrag.synthetic import SyntheticQueries
 
     def run(chosen: list[str], ks: list[int]) -> list[RetrievalReport]:
-        if floor is not None:
+        cut = " and ".join(n for n, v in (("--floor", floor), ("--gate", gate)) if v is not None)
+        if cut:
             if not any(s in FLOORED for s in chosen):
                 raise ToolragError(
-                    "--floor needs cosine scores, and bm25 has none.",
-                    hint=f"Use --floor with {', '.join(FLOORED)} or all.",
+                    f"{cut} needs cosine scores, and bm25 has none.",
+                    hint=f"Use {cut} with {', '.join(FLOORED)} or all.",
                 )
             if "bm25" in chosen:
-                err.print("note: bm25 left out: it has no cosine for --floor to cut.")
+                err.print(f"note: bm25 left out: it has no cosine for {cut} to cut.")
             chosen = [s for s in chosen if s in FLOORED]
         settings = Settings()
         conflicts: list[str] = []
@@ -197,7 +207,7 @@ def eval_tools(
 
             translator = QueryTranslator(settings.translations_db, lambda: make_llm(settings))
         embed = make_embedding(settings)
-        return run_tool_eval(cards, qs, chosen, embed, ks, index_dir, translator, floor)
+        return run_tool_eval(cards, qs, chosen, embed, ks, index_dir, translator, floor, gate)
 
     _run(strategy, STRATEGIES, k, run, as_json, misses, "tool retrieval", "n_tools")
 
@@ -254,6 +264,13 @@ def eval_route(
             help="JSONL file that keeps every decision; a re-run with the same setup resumes."
         ),
     ] = None,
+    gate: Annotated[
+        float | None,
+        typer.Option(
+            help="Retrieval gate (a cosine, TOOLRAG_TOOL_GATE): a query none of whose tools "
+            "reaches it is offered none, and the model answers it without tools."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
     """Router precision/recall (overall and per tool), confusion matrix, "no tool" accuracy and
@@ -292,6 +309,7 @@ def eval_route(
                 cards, qs, modes, make_llm(settings), make_embedding(settings), Path(tmp),  # type: ignore[arg-type]
                 examples=extra, k_tools=k_tools, records=records,
                 on_progress=lambda done, total: bar.update(task, completed=done, total=total),
+                gate=gate,
             )  # fmt: skip
     except ToolragError as exc:
         err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)

@@ -146,6 +146,10 @@ def tools_search(
     floor: Annotated[
         float | None, typer.Option(help="Leave out tools whose cosine is below this.")
     ] = None,
+    gate: Annotated[
+        float | None,
+        typer.Option(help="No tools at all when none of the k has a cosine of at least this."),
+    ] = None,
     synthetic: Annotated[
         bool,
         typer.Option(help="With --tools: index the requests `toolrag tools synth` cached too."),
@@ -171,7 +175,7 @@ def tools_search(
     chosen: Strategy = strategy  # type: ignore[assignment]
 
     def search(index: ToolIndex) -> list[ToolHit]:
-        return index.retrieve(question, k=k, strategy=chosen, floor=floor)
+        return index.retrieve(question, k=k, strategy=chosen, floor=floor, gate=gate)
 
     try:
         settings = load_settings()
@@ -202,7 +206,12 @@ def tools_search(
         table.add_row(str(n), h.name, f"{h.score:.3f}", cosine, h.required_by or "")
     out.print(table)
     if not hits:
-        out.print("no tool fits (every cosine is below the floor)", highlight=False)
+        cut = {(True, False): "the floor", (False, True): "the gate", (True, True): "the cut"}
+        below = cut.get((floor is not None, gate is not None))
+        out.print(
+            f"no tool fits (every cosine is below {below})" if below else "no tools found",
+            highlight=False,
+        )
 
 
 def _print(findings: list[LintFinding], n_cards: int) -> None:

@@ -83,8 +83,16 @@ def fence(observation: str) -> str:
     return f"Observation: {FENCE_OPEN}\n{body}\n{FENCE_CLOSE}"
 
 
+# What the ReAct prompt lists when retrieval offered no tool (a gate or floor said none fits).
+NO_TOOLS = (
+    "(none: no tool fits this question. Write no Action; answer it from general knowledge, or "
+    "say that it needs data you do not have.)"
+)
+
+
 class CompactReActFormatter(ReActChatFormatter):
-    """The stock ReAct formatter, with :func:`tool_description` blocks for the tools."""
+    """The stock ReAct formatter, with :func:`tool_description` blocks for the tools (and
+    :data:`NO_TOOLS` in their place when none was offered)."""
 
     def step_messages(self, steps: Sequence[BaseReasoningStep]) -> list[ChatMessage]:
         """The agent's steps as messages: its own text, then each fenced observation."""
@@ -102,8 +110,8 @@ class CompactReActFormatter(ReActChatFormatter):
         current_reasoning: list[BaseReasoningStep] | None = None,
     ) -> list[ChatMessage]:
         format_args = {
-            "tool_desc": "\n".join(tool_description(t) for t in tools),
-            "tool_names": ", ".join(t.metadata.get_name() for t in tools),
+            "tool_desc": "\n".join(tool_description(t) for t in tools) or NO_TOOLS,
+            "tool_names": ", ".join(t.metadata.get_name() for t in tools) or "none",
         }
         if self.context:
             format_args["context"] = self.context

@@ -118,6 +118,22 @@ class Settings(BaseSettings):
         le=50,
         description="Tools retrieved per question (the router chooses among them).",
     )
+    tool_gate: float | None = Field(
+        None,
+        ge=-1.0,
+        le=1.0,
+        description="No tool fits a question when none of its retrieved tools' cosines reaches "
+        "this (the agent then answers without tools); else all tool_top_k are offered. "
+        "None: always offer tools. Choose it on your own questions with "
+        "`toolrag eval tools --gate`.",
+    )
+    tool_floor: float | None = Field(
+        None,
+        ge=-1.0,
+        le=1.0,
+        description="Drop each retrieved tool whose cosine is below this (fewer tools in the "
+        "prompt, but a right tool with a low cosine is cut too). None: no floor.",
+    )
     translate_questions: bool = Field(
         True,
         description="Search for tools with the LLM's English translation of a question written "

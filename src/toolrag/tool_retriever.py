@@ -4,6 +4,8 @@ A LlamaIndex ``ObjectRetriever`` over a ``BaseRetriever`` whose nodes carry tool
 object-node mapping that resolves a name to the registered tool. On top of retrieval:
 
 - pinned tools are always offered;
+- a ``floor`` or a ``gate`` (cosines, :meth:`ToolIndex.retrieve`) lets a question no tool fits
+  get none, so the agent answers it without tools;
 - a tool whose parameter takes another tool's output brings that tool along
   (``last_required``; :mod:`toolrag.prerequisites`);
 - a sticky set keeps the tools used earlier in a conversation available on later turns;
@@ -96,6 +98,7 @@ class ToolIndexRetriever(BaseRetriever):
         pinned: Sequence[str] = (),
         floor: float | None = None,
         resolve_unknown: bool = False,
+        gate: float | None = None,
     ) -> None:
         super().__init__()
         self.resolve_unknown = resolve_unknown
@@ -104,6 +107,7 @@ class ToolIndexRetriever(BaseRetriever):
         self.k = k
         self.pinned = [p for p in pinned if p in names]
         self.floor = floor
+        self.gate = gate
         self.sticky: list[str] = []
         self.last_retrieved: list[tuple[str, float]] = []
         # the last question's prerequisites: tool -> the retrieved tool whose parameter takes
@@ -123,7 +127,7 @@ class ToolIndexRetriever(BaseRetriever):
         found = [
             h
             for h in self.index.retrieve(
-                self.last_searched, k=self.k, floor=self.floor, translate=False
+                self.last_searched, k=self.k, floor=self.floor, translate=False, gate=self.gate
             )
             if h.name in self.names
         ]
@@ -158,10 +162,20 @@ def make_tool_retriever(
     pinned: Sequence[str] = (),
     floor: float | None = None,
     unknown: UnknownTool | None = None,
+    gate: float | None = None,
 ) -> ObjectRetriever[BaseTool]:
+    """The agent's ``tool_retriever`` over ``index``, resolving names to ``tools``. ``floor``
+    and ``gate``: :meth:`ToolIndex.retrieve`'s cuts ("no tool fits"); pinned and sticky tools
+    are offered whatever they cut."""
     mapping = RegistryNodeMapping(tools, unknown)
     retriever = ToolIndexRetriever(
-        index, mapping.names(), k=k, pinned=pinned, floor=floor, resolve_unknown=bool(unknown)
+        index,
+        mapping.names(),
+        k=k,
+        pinned=pinned,
+        floor=floor,
+        resolve_unknown=bool(unknown),
+        gate=gate,
     )
     return ObjectRetriever(retriever=retriever, object_node_mapping=mapping)
 

@@ -337,7 +337,8 @@ class Toolbox:
 
     def tool_retriever(self, run: RunState | None = None) -> ObjectRetriever[BaseTool]:
         """The agent's ``tool_retriever``: the top ``tool_top_k`` permitted tools for each
-        question, each called through the guard for ``run``."""
+        question (none when ``tool_gate`` or ``tool_floor`` says no tool fits, pinned ones
+        always), each called through the guard for ``run``."""
         pinned = [c.name for c in self.tool_index.cards.values() if c.pinned]
         run = run or RunState()
         tools = guarded_tools(self.guard, self.tools(), run)
@@ -346,7 +347,9 @@ class Toolbox:
             tools,
             k=self.settings.tool_top_k,
             pinned=pinned,
+            floor=self.settings.tool_floor,
             unknown=lambda name: unknown_tool(self.guard, name, run),
+            gate=self.settings.tool_gate,
         )
 
     # --- asking ---------------------------------------------------------------------------------

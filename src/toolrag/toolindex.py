@@ -564,9 +564,13 @@ class ToolIndex:
         floor: float | None = None,
         embedding: Sequence[float] | None = None,
         translate: bool = True,
+        gate: float | None = None,
     ) -> list[ToolHit]:
-        """The top-k tools for ``query``. ``floor`` (a cosine) drops tools below it, so a
-        question no tool fits gets an empty list. ``embedding``: the query's vector when the
+        """The top-k tools for ``query``. ``floor`` (a cosine) drops each tool below it, so a
+        question no tool fits gets an empty list. ``gate`` (a cosine) keeps or drops the k
+        together: when no tool's cosine reaches it the answer is "no tool fits" (an empty
+        list), else the k are returned whatever their own cosines, so the right tool ranked
+        below a closer one is not cut. ``embedding``: the query's vector when the
         caller has it already (a LlamaIndex retriever embeds before it queries the store).
         With a ``translator``, the question is searched as it returns it (``translate=False``:
         as it is), and a translated question is embedded again."""
@@ -621,4 +625,6 @@ class ToolIndex:
             )
             if len(hits) == k:
                 break
+        if gate is not None and not any(sims.get(h.id, -2.0) >= gate for h in hits):
+            return []  # no tool fits: none of the k reaches the gate
         return hits

@@ -10,6 +10,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.objects import ObjectIndex
 from llama_index.core.postprocessor import SimilarityPostprocessor
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.tools import FunctionTool, ToolMetadata
 from pydantic import BaseModel
 
@@ -43,16 +44,37 @@ def plain_objectindex(cards: Sequence[ToolCard], embed: BaseEmbedding) -> Object
     return ObjectIndex.from_objects(tools, index_cls=VectorStoreIndex, embed_model=embed)
 
 
+class GatePostprocessor(BaseNodePostprocessor):
+    """All or nothing: the nodes stay when any of their scores reaches ``gate``, else none do
+    (LlamaIndex's ``SimilarityPostprocessor`` cuts each node on its own)."""
+
+    gate: float
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "GatePostprocessor"
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        return nodes if any(n.score is not None and n.score >= self.gate for n in nodes) else []
+
+
 def objectindex_default(
-    cards: Sequence[ToolCard], embed: BaseEmbedding, floor: float | None = None
+    cards: Sequence[ToolCard],
+    embed: BaseEmbedding,
+    floor: float | None = None,
+    gate: float | None = None,
 ) -> Callable[[str, int], list[str]]:
     """Search with :func:`plain_objectindex`. ``floor``: LlamaIndex's own cut-off, a
-    ``SimilarityPostprocessor`` on the retriever."""
+    ``SimilarityPostprocessor`` on the retriever. ``gate``: a :class:`GatePostprocessor`."""
     obj_index = plain_objectindex(cards, embed)
 
     cutoff: list[BaseNodePostprocessor] = []
     if floor is not None:
         cutoff.append(SimilarityPostprocessor(similarity_cutoff=floor))
+    if gate is not None:
+        cutoff.append(GatePostprocessor(gate=gate))
 
     def search(query: str, k: int) -> list[str]:
         retriever = obj_index.as_retriever(node_postprocessors=cutoff, similarity_top_k=k)

@@ -221,18 +221,22 @@ def prompt_key(prompt: str) -> str:
     return hashlib.sha256(f"{REPAIR}\0{prompt}".encode()).hexdigest()[:16]
 
 
-def _load_records(path: Path | None, fingerprint: str) -> dict[tuple[str, str], dict[str, Any]]:
+def _load_records(
+    path: Path | None, fingerprint: str
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The records of this setup by (mode, question id), oldest first: a question keeps one
+    record per offer and prompt it was routed with (say with and without a gate)."""
     if path is None or not path.is_file():
         return {}
-    done = {}
+    done: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for line in path.read_text(encoding="utf-8-sig").splitlines():
         try:
             rec = json.loads(line)
         except ValueError:
             continue  # a line cut short by an interrupted run
         if isinstance(rec, dict) and rec.get("setup") == fingerprint:
-            done[(rec["mode"], rec["id"])] = rec
-    return done
+            done[(rec["mode"], rec["id"])].append(rec)
+    return dict(done)
 
 
 def run_route_eval(
@@ -247,13 +251,15 @@ def run_route_eval(
     k_examples: int = 8,
     records: Path | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    gate: float | None = None,
 ) -> list[RouteReport]:
     """Route every query once per example mode, in this process, over the same retrieval.
 
     ``records``: a JSONL file that keeps each decision (resume); ``on_progress(done, total)`` is
-    called after each decision."""
+    called after each decision. ``gate``: the retrieval's gate (:meth:`ToolIndex.retrieve`);
+    a question it offers no tools is answered without them (:meth:`Router.route`)."""
     fingerprint = setup_fingerprint(llm, cards, examples, k_tools, k_examples)
-    done = _load_records(records, fingerprint)
+    recorded = _load_records(records, fingerprint)
     index = ToolIndex(work_dir / "index", embed, table="route_eval")
     index.sync(cards)
     tools = {t.metadata.get_name(): t for t in stub_tools(cards)}
@@ -266,18 +272,20 @@ def run_route_eval(
     # today's router would send the same prompt: a change in retrieval, in the examples chosen
     # or in the prompt's format re-routes exactly the questions it touches. (Records written
     # before prompts were hashed carry no "prompt" and are checked on the offer alone.)
-    offers = {q.id: [tools[h.name] for h in index.retrieve(q.query, k=k_tools)] for q in queries}
+    offers = {
+        q.id: [tools[h.name] for h in index.retrieve(q.query, k=k_tools, gate=gate)]
+        for q in queries
+    }
     plans = {(m, q.id): routers[m].plan(q.query, offers[q.id]) for q in queries for m in modes}
     prompts = {key: prompt_key(text) for key, (_, text) in plans.items()}
-    for key, rec in list(done.items()):
-        offer = offers.get(key[1])
-        if (
-            offer is None
-            or key not in prompts
-            or rec.get("offered") != [t.metadata.get_name() for t in offer]
-            or rec.get("prompt", prompts[key]) != prompts[key]
-        ):
-            del done[key]
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    for key, recs in recorded.items():
+        if key not in prompts:
+            continue
+        offered = [t.metadata.get_name() for t in offers[key[1]]]
+        for rec in recs:  # the latest record of today's offer and prompt
+            if rec.get("offered") == offered and rec.get("prompt", prompts[key]) == prompts[key]:
+                done[key] = rec
     total = len(queries) * len(modes)
     count = sum((m, q.id) in done for q in queries for m in modes)
     if on_progress is not None:

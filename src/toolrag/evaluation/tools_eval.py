@@ -15,7 +15,7 @@ from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, evalua
 from toolrag.toolindex import Strategy, ToolIndex
 
 STRATEGIES = ("objectindex-default", *get_args(Strategy))
-# strategies whose scores are cosines, so a relevance floor applies (BM25 scores are not)
+# strategies whose scores are cosines, so a relevance floor or gate applies (BM25's are not)
 FLOORED = ("objectindex-default", "dense", "hybrid", "best")
 
 
@@ -25,19 +25,27 @@ def searcher(
     embed: BaseEmbedding,
     index: ToolIndex | None = None,
     floor: float | None = None,
+    gate: float | None = None,
 ) -> Callable[[str, int], list[str]]:
     """``search(query, k)`` for ``strategy``. ``floor``: tools whose cosine with the question
     is below it are dropped (the ToolIndex's own floor; LlamaIndex's ``SimilarityPostprocessor``
-    for plain ObjectIndex), so a question no tool fits gets nothing."""
-    if floor is not None and strategy not in FLOORED:
-        raise ValueError(f"a relevance floor needs cosine scores, and {strategy} has none")
+    for plain ObjectIndex), so a question no tool fits gets nothing. ``gate``: the k are kept
+    or dropped together, by whether any of their cosines reaches it."""
+    if (floor is not None or gate is not None) and strategy not in FLOORED:
+        raise ValueError(f"a relevance floor or gate needs cosine scores, and {strategy} has none")
     if strategy == "objectindex-default":
-        return objectindex_default(cards, embed, floor)
+        return objectindex_default(cards, embed, floor, gate)
     if index is None:
         raise ValueError("a ToolIndex is needed for toolrag strategies")
     return lambda q, k: [
         h.name
-        for h in index.retrieve(q, k=k, strategy=strategy, floor=floor)  # type: ignore[arg-type]
+        for h in index.retrieve(
+            q,
+            k=k,
+            strategy=strategy,  # type: ignore[arg-type]
+            floor=floor,
+            gate=gate,
+        )
     ]
 
 
@@ -50,11 +58,12 @@ def run_tool_eval(
     index_dir: Path | None = None,
     translator: Callable[[str], str] | None = None,
     floor: float | None = None,
+    gate: float | None = None,
 ) -> list[RetrievalReport]:
-    """Evaluate each strategy on the same pool and queries, in this process. With a ``floor``,
-    the queries that expect no tool are scored too (``no_tool_accuracy``)."""
+    """Evaluate each strategy on the same pool and queries, in this process. With a ``floor``
+    or a ``gate``, the queries that expect no tool are scored too (``no_tool_accuracy``)."""
     sets = {"queries": queries}
-    return run_tool_evals(cards, sets, strategies, embed, ks, index_dir, translator, floor)[
+    return run_tool_evals(cards, sets, strategies, embed, ks, index_dir, translator, floor, gate)[
         "queries"
     ]
 
@@ -68,6 +77,7 @@ def run_tool_evals(
     index_dir: Path | None = None,
     translator: Callable[[str], str] | None = None,
     floor: float | None = None,
+    gate: float | None = None,
 ) -> dict[str, list[RetrievalReport]]:
     """Each strategy on several query sets over one pool (say single- and multi-tool
     requests): the pool is indexed once per strategy, not once per set. ``translator``: the
@@ -80,9 +90,10 @@ def run_tool_evals(
             index = ToolIndex(index_dir or Path(tmp), embed)
             index.sync(cards)
             index.translator = translator
-        scored = floor is not None  # a floor can answer "no tool fits": score those queries
+        # a floor or a gate can answer "no tool fits": score those queries
+        scored = floor is not None or gate is not None
         for strategy in strategies:
-            search = searcher(strategy, cards, embed, index, floor)
+            search = searcher(strategy, cards, embed, index, floor, gate)
             for name, queries in query_sets.items():
                 reports[name].append(evaluate(strategy, len(cards), queries, search, ks, scored))
     return reports

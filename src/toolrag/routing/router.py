@@ -16,6 +16,8 @@ clarifying question.
   in them is grounded in the question: :mod:`toolrag.routing.grounding`); a decision with
   errors gets one repair round in which the model sees the errors.
 - ``arun`` also executes the calls through the guard, independent calls in parallel.
+- With no tools offered (the retriever's gate or floor said none fits), there is nothing to
+  route among: the model answers the question directly (:data:`NO_TOOL`), one short call.
 """
 
 from __future__ import annotations
@@ -56,6 +58,14 @@ INSTRUCTIONS = (
     "message.\n"
     "- ask_clarification: the question is too vague to act on; put your question in message.\n"
     "\nTools:\n{tools}\n{examples}\nQuestion: {question}\nJSON:"
+)
+
+# No tool was offered (the retriever's gate or floor said none fits, and none is pinned):
+# there is nothing to route among, so the model answers the question itself.
+NO_TOOL = (
+    "No tool fits this question. Answer it from general knowledge in one to three sentences; "
+    "if it needs data you do not have, say so and what would be needed.\n"
+    "Question: {question}\nAnswer:"
 )
 
 REPAIR = """{prompt} {reply}
@@ -236,7 +246,10 @@ class Router:
     def plan(
         self, question: str, tools: Sequence[BaseTool]
     ) -> tuple[list[tuple[str, Example]], str]:
-        """The examples chosen for ``question`` over ``tools`` (id, example) and the prompt."""
+        """The examples chosen for ``question`` over ``tools`` (id, example) and the prompt
+        (with no tools, the direct-answer prompt and no examples)."""
+        if not tools:
+            return [], NO_TOOL.format(question=question)
         chosen = self.choose_examples(question, [t.metadata.get_name() for t in tools])
         return chosen, self.prompt(question, tools, [e for _, e in chosen])
 
@@ -272,13 +285,23 @@ class Router:
     ) -> RouteResult:
         """Decide, validate, and repair once when the decision has errors; optional arguments
         still not grounded in the question after that are left out. ``plan``: what
-        :meth:`plan` returned for the same question and tools, when the caller has it."""
+        :meth:`plan` returned for the same question and tools, when the caller has it. With no
+        tools offered (no tool fits) the decision is ``answer_directly``, with the model's
+        answer to the question as its message."""
         started = time.perf_counter()
         by_name = {t.metadata.get_name(): t for t in tools}
         chosen, prompt = plan or self.plan(question, tools)
         result = RouteResult(
             question=question, examples=[i for i, _ in chosen], tools_offered=list(by_name)
         )
+        if not by_name:
+            reply = _counted(self.llm.complete(prompt), result)
+            result.raw.append(reply)
+            result.prompt = prompt
+            result.decision = RouteDecision(action="answer_directly", message=reply.strip())
+            result.valid = True
+            result.seconds = round(time.perf_counter() - started, 3)
+            return result
         examples = [e for _, e in chosen]
 
         def checked(
