@@ -23,7 +23,9 @@ one confusion heatmap per mode.
 With ``--gate G`` the retrieval offers no tools to a question none of whose top tools has a
 cosine of at least G, and the router has the model answer it without tools (no routing
 decision to get wrong); every other question is routed as without a gate, so its recorded
-decision is reused. Writes ``runs/route/<set>_gate<G>.json``.
+decision is reused. The same modes run without the gate first, in the same process (their
+records replayed), and the table shows both, with how many answerable + no-tool questions the
+gate offered nothing. Writes ``runs/route/<set>_gate<G>.json``.
 
     .venv/bin/python benchmarks/route.py --set sample
     .venv/bin/python benchmarks/route.py --set bfcl [--n 200] [--limit N] [--gate G]
@@ -176,17 +178,26 @@ def main() -> None:
         f"examples; modes {', '.join(modes)}; LLM {type(tb.llm).__name__}"
     )
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="toolrag-route-") as tmp, Progress(console=err) as bar:
-        task = bar.add_task("routing", total=len(queries) * len(modes))
-        reports: list[RouteReport] = run_route_eval(
-            cards, queries, modes, tb.llm, tb.embed, Path(tmp), examples=examples,
-            k_tools=args.k_tools, records=records,
-            on_progress=lambda done, total: bar.update(task, completed=done, total=total),
-            gate=args.gate,
-        )  # fmt: skip
+    reports: list[RouteReport] = []
+    # with a gate, the same modes without it first (their records replayed), side by side
+    for gate in [None] if args.gate is None else [None, args.gate]:
+        with (
+            tempfile.TemporaryDirectory(prefix="toolrag-route-") as tmp,
+            Progress(console=err) as bar,
+        ):
+            task = bar.add_task("routing", total=len(queries) * len(modes))
+
+            def progress(done: int, total: int, bar: Progress = bar, task: Any = task) -> None:
+                bar.update(task, completed=done, total=total)
+
+            reports += run_route_eval(
+                cards, queries, modes, tb.llm, tb.embed, Path(tmp), examples=examples,
+                k_tools=args.k_tools, records=records, on_progress=progress, gate=gate,
+            )  # fmt: skip
     name = args.set if args.gate is None else f"{args.set}_gate{args.gate:g}"
     for report in reports:
-        save_heatmap(report, args.out / f"{name}_confusion_{report.examples}.png")
+        gated = "" if report.gate is None else f"_gate{report.gate:g}"
+        save_heatmap(report, args.out / f"{args.set}{gated}_confusion_{report.examples}.png")
     payload = {
         "set": args.set,
         "n_tools": len(cards),
@@ -204,12 +215,15 @@ def main() -> None:
     out = args.out / f"{name}.json"
     out.write_text(json.dumps(payload, indent=2))
     table = Table(
-        "examples", "precision", "recall", "no-tool acc", "arg acc", "valid", "repaired", "p50 s",
-        title=f"router, {name}: {len(queries)} queries, {len(cards)} tools",
+        "examples", "gate", "offered none", "precision", "recall", "no-tool acc", "arg acc",
+        "valid", "repaired", "p50 s",
+        title=f"router, {args.set}: {len(queries)} queries, {len(cards)} tools",
     )  # fmt: skip
     for r in reports:
+        none = f"{r.offered_none['answerable']} + {r.offered_none['no_tool']}"
         table.add_row(
-            r.examples, f"{r.precision:.3f}", f"{r.recall:.3f}",
+            r.examples, "-" if r.gate is None else f"{r.gate:g}", none,
+            f"{r.precision:.3f}", f"{r.recall:.3f}",
             "n/a" if r.no_tool_accuracy is None else f"{r.no_tool_accuracy:.3f}",
             "n/a" if r.argument_accuracy is None else f"{r.argument_accuracy:.3f}",
             f"{r.valid_rate:.3f}", str(r.repaired), f"{r.p50_s:.1f}",

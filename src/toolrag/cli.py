@@ -184,7 +184,8 @@ def _print_answer(answer: Any, trace: bool) -> None:
             out.print(f"  - {s.file} [{s.locator}]{score}", highlight=False)
     if trace:
         offered = tool_labels(answer.tools_offered, answer.tools_required_by)
-        out.print(f"[bold]Tools retrieved:[/bold] {', '.join(offered)}", highlight=False)
+        listed = ", ".join(offered) or "none (no tool fits the question)"
+        out.print(f"[bold]Tools retrieved:[/bold] {listed}", highlight=False)
         if answer.tools_searched:  # the question was translated for the tool search
             out.print(f"[bold]Searched as:[/bold] {answer.tools_searched}", highlight=False)
         out.print("[bold]Trace:[/bold]")

@@ -83,16 +83,18 @@ def fence(observation: str) -> str:
     return f"Observation: {FENCE_OPEN}\n{body}\n{FENCE_CLOSE}"
 
 
-# What the ReAct prompt lists when retrieval offered no tool (a gate or floor said none fits).
-NO_TOOLS = (
-    "(none: no tool fits this question. Write no Action; answer it from general knowledge, or "
-    "say that it needs data you do not have.)"
-)
+# The ReAct system prompt when retrieval offered no tool (a gate or floor said none fits): no
+# tool list and no Action format the model could take a "tool" from, only the answer form.
+NO_TOOLS_HEADER = """No tool fits this question, so answer it without tools: from general
+knowledge, in one to three sentences, or say that it needs data you do not have.
+Reply in exactly this form:
+Thought: <one sentence>
+Answer: <the answer>"""
 
 
 class CompactReActFormatter(ReActChatFormatter):
     """The stock ReAct formatter, with :func:`tool_description` blocks for the tools (and
-    :data:`NO_TOOLS` in their place when none was offered)."""
+    :data:`NO_TOOLS_HEADER` for the whole system prompt when none was offered)."""
 
     def step_messages(self, steps: Sequence[BaseReasoningStep]) -> list[ChatMessage]:
         """The agent's steps as messages: its own text, then each fenced observation."""
@@ -110,14 +112,15 @@ class CompactReActFormatter(ReActChatFormatter):
         current_reasoning: list[BaseReasoningStep] | None = None,
     ) -> list[ChatMessage]:
         format_args = {
-            "tool_desc": "\n".join(tool_description(t) for t in tools) or NO_TOOLS,
-            "tool_names": ", ".join(t.metadata.get_name() for t in tools) or "none",
+            "tool_desc": "\n".join(tool_description(t) for t in tools),
+            "tool_names": ", ".join(t.metadata.get_name() for t in tools),
         }
         if self.context:
             format_args["context"] = self.context
         history = self.step_messages(current_reasoning or [])
+        system = self.system_header.format(**format_args) if tools else NO_TOOLS_HEADER
         return [
-            ChatMessage(role=MessageRole.SYSTEM, content=self.system_header.format(**format_args)),
+            ChatMessage(role=MessageRole.SYSTEM, content=system),
             *chat_history,
             *history,
         ]

@@ -67,6 +67,12 @@ class RouteReport(BaseModel):
     p50_s: float
     per_tool: dict[str, dict[str, float]]
     confusion: dict[str, dict[str, int]]
+    gate: float | None = None
+    offered_none: dict[str, int] = Field(
+        default_factory=dict,
+        description="Queries the retrieval offered no tools (the gate), by whether a tool was "
+        "expected: {'answerable': n, 'no_tool': n}.",
+    )
 
     def as_json(self) -> dict[str, Any]:
         return self.model_dump()
@@ -332,6 +338,11 @@ def run_route_eval(
                 [float(r["seconds"]) for r in recs],
             )
         )
+        reports[-1].gate = gate
+        reports[-1].offered_none = {
+            "answerable": sum(bool(q.expected_tools) and not offers[q.id] for q in queries),
+            "no_tool": sum(not q.expected_tools and not offers[q.id] for q in queries),
+        }
     return reports
 
 
