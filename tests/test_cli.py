@@ -106,20 +106,10 @@ def test_ask_json_prints_only_json(sample_settings: Settings, tmp_path: Path) ->
 
 
 def test_ask_with_a_gate_says_no_tool_fits(sample_settings: Settings, tmp_path: Path) -> None:
-    turns = tmp_path / "turns.json"
-    turns.write_text(json.dumps([final("Paris.")]))
+    env = scripted_env(sample_settings.index_dir, tmp_path, [final("Paris.")])
+    # the question's best cosine with a sample tool is about 0.14
     proc = run_cli(
-        "ask",
-        "What is the capital of France?",  # best cosine with a sample tool about 0.14
-        "--trace",
-        env={
-            "TOOLRAG_INDEX_DIR": str(sample_settings.index_dir),
-            "TOOLRAG_DATA_DIR": str(DATA),
-            "TOOLRAG_STATE_DIR": str(tmp_path / "state"),
-            "TOOLRAG_LLM_PROVIDER": "scripted",
-            "TOOLRAG_SCRIPTED_TURNS_FILE": str(turns),
-            "TOOLRAG_TOOL_GATE": "0.2",
-        },
+        "ask", "What is the capital of France?", "--trace", env={**env, "TOOLRAG_TOOL_GATE": "0.2"}
     )
     assert proc.returncode == 0, proc.stderr
     assert "A: Paris." in proc.stdout

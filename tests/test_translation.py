@@ -17,8 +17,8 @@ from toolrag.llms import ScriptedLLM
 from toolrag.toolindex import ToolIndex
 from toolrag.translation import QueryTranslator, needs_translation, parse_translation
 
-from .conftest import DATA, final, react
-from .test_cli import run_cli
+from .conftest import final, react
+from .test_cli import run_cli, scripted_env
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RAIN_ZH = "明天巴黎会下雨吗？"
@@ -150,28 +150,13 @@ def test_ask_trace_shows_the_translation_searched(
     sample_settings: Settings, tmp_path: Path
 ) -> None:
     searched = "When did Fire Station 7 reach substantial completion?"
-    turns = tmp_path / "turns.json"
-    turns.write_text(
-        json.dumps(
-            [
-                searched,
-                react("get_project_schedule", {"project": "Cedar Valley Fire Station 7"}),
-                final("Substantial completion was reached on 2025-12-12."),
-            ]
-        )
-    )
-    proc = run_cli(
-        "ask",
-        "7号消防站什么时候实质性完工？",
-        "--trace",
-        env={
-            "TOOLRAG_INDEX_DIR": str(sample_settings.index_dir),
-            "TOOLRAG_DATA_DIR": str(DATA),
-            "TOOLRAG_STATE_DIR": str(tmp_path / "state"),
-            "TOOLRAG_LLM_PROVIDER": "scripted",
-            "TOOLRAG_SCRIPTED_TURNS_FILE": str(turns),
-        },
-    )
+    turns = [
+        searched,
+        react("get_project_schedule", {"project": "Cedar Valley Fire Station 7"}),
+        final("Substantial completion was reached on 2025-12-12."),
+    ]
+    env = scripted_env(sample_settings.index_dir, tmp_path, turns)
+    proc = run_cli("ask", "7号消防站什么时候实质性完工？", "--trace", env=env)
     assert proc.returncode == 0, proc.stderr
     assert f"Searched as: {searched}" in proc.stdout
     assert "get_project_schedule" in proc.stdout and "2025-12-12" in proc.stdout
