@@ -83,10 +83,15 @@ def fence(observation: str) -> str:
     return f"Observation: {FENCE_OPEN}\n{body}\n{FENCE_CLOSE}"
 
 
-# The ReAct system prompt when retrieval offered no tool (a gate or floor said none fits): no
-# tool list and no Action format the model could take a "tool" from, only the answer form.
-NO_TOOLS_HEADER = """No tool fits this question, so answer it without tools: from general
-knowledge, in one to three sentences, or say that it needs data you do not have.
+# What the model is told when retrieval offered no tool (a gate or floor said none fits), by the
+# router (:data:`toolrag.routing.router.NO_TOOL`) and by the ReAct agent (below).
+NO_TOOL_FITS = (
+    "No tool fits this question. Answer it from general knowledge in one to three sentences; "
+    "if it needs data you do not have, say so and what would be needed."
+)
+# The ReAct system prompt then: no tool list and no Action format the model could take a
+# "tool" from, only the answer form.
+NO_TOOLS_HEADER = f"""{NO_TOOL_FITS}
 Reply in exactly this form:
 Thought: <one sentence>
 Answer: <the answer>"""

@@ -325,6 +325,11 @@ def run_route_eval(
             count += 1
             if on_progress is not None:
                 on_progress(count, total)
+    none = [q for q in queries if not offers[q.id]]  # the gate said no tool fits
+    offered_none = {
+        "answerable": sum(bool(q.expected_tools) for q in none),
+        "no_tool": sum(not q.expected_tools for q in none),
+    }
     reports = []
     for mode in modes:
         recs = [done[(mode, q.id)] for q in queries]
@@ -339,10 +344,7 @@ def run_route_eval(
             )
         )
         reports[-1].gate = gate
-        reports[-1].offered_none = {
-            "answerable": sum(bool(q.expected_tools) and not offers[q.id] for q in queries),
-            "no_tool": sum(not q.expected_tools and not offers[q.id] for q in queries),
-        }
+        reports[-1].offered_none = dict(offered_none)
     return reports
 
 

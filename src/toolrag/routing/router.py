@@ -35,7 +35,7 @@ from llama_index.core.tools import BaseTool
 from pydantic import ValidationError
 
 from toolrag.guard import ToolGuard
-from toolrag.prompting import describe_args, tool_schema
+from toolrag.prompting import NO_TOOL_FITS, describe_args, tool_schema
 from toolrag.routing.examples import Example, ExampleStore
 from toolrag.routing.grounding import (
     Ungrounded,
@@ -62,11 +62,7 @@ INSTRUCTIONS = (
 
 # No tool was offered (the retriever's gate or floor said none fits, and none is pinned):
 # there is nothing to route among, so the model answers the question itself.
-NO_TOOL = (
-    "No tool fits this question. Answer it from general knowledge in one to three sentences; "
-    "if it needs data you do not have, say so and what would be needed.\n"
-    "Question: {question}\nAnswer:"
-)
+NO_TOOL = NO_TOOL_FITS + "\nQuestion: {question}\nAnswer:"
 
 REPAIR = """{prompt} {reply}
 
