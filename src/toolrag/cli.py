@@ -19,6 +19,7 @@ from rich.table import Table
 from toolrag.cli_audit import audit_app
 from toolrag.cli_batch import make_batch_command
 from toolrag.cli_eval import eval_app
+from toolrag.cli_eval_gate import eval_gate
 from toolrag.cli_mcp import mcp_app
 from toolrag.cli_route import examples_app, route
 from toolrag.cli_tools import tools_app
@@ -34,6 +35,7 @@ app = typer.Typer(
 config_app = typer.Typer(no_args_is_help=True, help="Show the effective configuration.")
 model_app = typer.Typer(no_args_is_help=True, help="Install or locate the offline local model.")
 app.add_typer(config_app, name="config")
+eval_app.command("gate")(eval_gate)
 app.add_typer(eval_app, name="eval")
 app.add_typer(model_app, name="model")
 app.add_typer(tools_app, name="tools")

@@ -29,6 +29,11 @@ ToolsFile = Annotated[
     ),
 ]
 
+WithRequests = Annotated[
+    bool,
+    typer.Option(help="With --tools: index the requests `toolrag tools synth` cached too."),
+]
+
 
 def _cards(tools: Path | None) -> list[ToolCard]:
     if tools is not None:
@@ -150,10 +155,7 @@ def tools_search(
         float | None,
         typer.Option(help="No tools at all when none of the k has a cosine of at least this."),
     ] = None,
-    synthetic: Annotated[
-        bool,
-        typer.Option(help="With --tools: index the requests `toolrag tools synth` cached too."),
-    ] = False,
+    synthetic: WithRequests = False,
     index_dir: Annotated[
         Path | None,
         typer.Option(

@@ -10,7 +10,7 @@ from typing import get_args
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from toolrag.cards import ToolCard
-from toolrag.evaluation.baselines import objectindex_default
+from toolrag.evaluation.baselines import objectindex_default, plain_objectindex
 from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, evaluate
 from toolrag.toolindex import Strategy, ToolIndex
 
@@ -46,6 +46,39 @@ def searcher(
             floor=floor,
             gate=gate,
         )
+    ]
+
+
+def scored_searcher(
+    strategy: str,
+    cards: Sequence[ToolCard],
+    embed: BaseEmbedding,
+    index: ToolIndex | None = None,
+) -> Callable[[str, int], list[tuple[str, float | None]]]:
+    """``search(query, k)`` for ``strategy`` returning (tool name, cosine) pairs, best first,
+    uncut: what a floor or a gate would cut (:mod:`toolrag.evaluation.cuts`). For plain
+    ObjectIndex the cosine is LlamaIndex's node score, which its ``SimilarityPostprocessor``
+    cuts."""
+    if strategy not in FLOORED:
+        raise ValueError(f"a relevance cut needs cosine scores, and {strategy} has none")
+    if strategy == "objectindex-default":
+        obj_index = plain_objectindex(cards, embed)
+
+        def plain(query: str, k: int) -> list[tuple[str, float | None]]:
+            # the ObjectRetriever's own steps, keeping each node's score with its tool
+            retriever = obj_index.as_retriever(similarity_top_k=k)
+            mapping = retriever.object_node_mapping
+            return [
+                (mapping.from_node(n.node).metadata.get_name(), n.score)
+                for n in retriever.retriever.retrieve(query)
+            ]
+
+        return plain
+    if index is None:
+        raise ValueError("a ToolIndex is needed for toolrag strategies")
+    return lambda q, k: [
+        (h.name, h.similarity)
+        for h in index.retrieve(q, k=k, strategy=strategy)  # type: ignore[arg-type]
     ]
 
 

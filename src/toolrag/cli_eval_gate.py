@@ -1,0 +1,161 @@
+"""``toolrag eval gate``: choose the relevance gate (or floor) for a tool pool from labelled
+questions, the value ``TOOLRAG_TOOL_GATE`` (``TOOLRAG_TOOL_FLOOR``) takes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from toolrag.cli_eval import _warn_unknown, err
+from toolrag.cli_tools import WithRequests
+from toolrag.errors import InputError, ToolragError
+from toolrag.evaluation.cuts import DEPTH, Cut, CutSweep
+
+
+def _table(result: CutSweep) -> Table:
+    title = (
+        f"{result.cut}s for {result.strategy}: {result.n_answerable} answerable questions "
+        f"(Recall@{result.k} {result.recall_uncut:.3f} uncut), {result.n_no_tool} that no tool fits"
+    )
+    table = Table(result.cut, "answered", f"R@{result.k}", "no tool", "balanced", "", title=title)
+    for p in result.points:
+        mark = "<- chosen" if p.at == result.chosen.at else ""
+        table.add_row(
+            f"{p.at:.2f}",
+            f"{p.answered:.3f}",
+            f"{p.recall:.3f}",
+            f"{p.no_tool:.3f}",
+            f"{p.balanced:.3f}",
+            mark,
+        )
+    return table
+
+
+def _summary(result: CutSweep, setting: str) -> str:
+    c = result.chosen
+    why = "" if result.keep is None else f"keeps at least {result.keep:g}; "
+    line = (
+        f"{result.strategy}: {setting}={c.at:g} ({why}balanced accuracy {c.balanced:.3f}: "
+        f"{c.answered:.3f} of answerable questions keep tools, {c.no_tool:.3f} of the others get "
+        f"none; Recall@{result.k} {result.recall_uncut:.3f} -> {c.recall:.3f})"
+    )
+    h = result.held_out
+    if h is None:
+        line += "; too few questions of one kind to choose on half and score on the other"
+    else:
+        line += (
+            f"; chosen on half the questions, {h.at:g} scores {h.balanced:.3f} on the other half "
+            f"({h.answered:.3f} / {h.no_tool:.3f})"
+        )
+    return line
+
+
+def eval_gate(
+    queries: Annotated[
+        list[Path],
+        typer.Option(
+            help="JSONL {id, query, expected_tools}: questions a tool fits and questions none "
+            "does (expected_tools: []). Repeat for several files."
+        ),
+    ],
+    tools: Annotated[
+        Path | None,
+        typer.Option(
+            help="A JSON tool list (any shape `eval tools` takes); default: the toolbox's own "
+            "ToolIndex, with its written requests."
+        ),
+    ] = None,
+    strategy: Annotated[
+        str, typer.Option(help="best, dense, hybrid, objectindex-default or 'all'.")
+    ] = "best",
+    k: Annotated[int, typer.Option(min=1, max=100, help="Tools offered per question.")] = 5,
+    floor: Annotated[
+        bool, typer.Option("--floor", help="Sweep floors (each tool cut alone) instead of gates.")
+    ] = False,
+    keep: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Choose the cut that leaves most no-tool questions without tools among those "
+            "that still offer tools to at least this share of answerable ones (say 0.98), "
+            "instead of the one of best balanced accuracy.",
+        ),
+    ] = None,
+    start: Annotated[float, typer.Option(help="The lowest cut tried.")] = 0.05,
+    stop: Annotated[float, typer.Option(help="The highest cut tried.")] = 0.7,
+    step: Annotated[float, typer.Option(help="Between two cuts tried.")] = 0.05,
+    synthetic: WithRequests = False,
+    index_dir: Annotated[
+        Path | None,
+        typer.Option(help="With --tools: keep toolrag's index in this folder between runs."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The sweeps as JSON on stdout.")] = False,
+) -> None:
+    """Choose a relevance gate (or floor) for a pool: search each labelled question once, score
+    every cut from the cosines, and print the cut of best balanced accuracy between questions
+    kept with tools and questions left without, also as chosen on half the questions and
+    scored on the other half."""
+    from toolrag.cards import load_tool_list
+    from toolrag.embeddings import make_embedding
+    from toolrag.evaluation.cuts import cut_grid, rank_queries, sweep
+    from toolrag.evaluation.retrieval import RetrievalQuery, load_queries
+    from toolrag.evaluation.tools_eval import FLOORED, scored_searcher
+    from toolrag.settings import load_settings
+    from toolrag.synthetic import SyntheticQueries
+    from toolrag.toolindex import ToolIndex
+
+    cut: Cut = "floor" if floor else "gate"
+    try:
+        chosen = list(FLOORED) if strategy == "all" else [strategy]
+        if any(s not in FLOORED for s in chosen):
+            raise InputError(
+                f"Unknown or uncut strategy {strategy!r}.",
+                hint=f"A cut needs cosines: use one of {', '.join(FLOORED)} or all.",
+            )
+        cuts = cut_grid(start, stop, step)
+        settings = load_settings()
+        qs: list[RetrievalQuery] = []
+        for path in queries:
+            qs += load_queries(path, "expected_tools")
+        results: list[CutSweep] = []
+        with tempfile.TemporaryDirectory(prefix="toolrag-gate-") as tmp:
+            if tools is None:
+                from toolrag.toolbox import Toolbox
+
+                box = Toolbox(settings)
+                index: ToolIndex = box.tool_index
+                cards = list(index.cards.values())
+                embed = box.embed
+            else:
+                cards = load_tool_list(tools)
+                if synthetic:
+                    cards = SyntheticQueries(settings.synthetic_db).augment(cards)
+                embed = make_embedding(settings)
+                index = ToolIndex(index_dir or Path(tmp), embed)
+                index.sync(cards)
+            _warn_unknown(qs, (c.name for c in cards), "tool(s)")
+            for name in chosen:
+                search = scored_searcher(name, cards, embed, index)
+                ranked = rank_queries(qs, search, max(k, DEPTH))
+                results.append(sweep(name, ranked, cut, cuts, k, keep))
+    except ToolragError as exc:
+        err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)
+        raise typer.Exit(exc.exit_code) from exc
+    if as_json:
+        payload = [r.model_dump(mode="json") for r in results]
+        sys.stdout.write(json.dumps(payload[0] if len(payload) == 1 else payload) + "\n")
+        return
+    out = Console()
+    setting = f"TOOLRAG_TOOL_{cut.upper()}"
+    for r in results:
+        out.print(_table(r))
+    for r in results:
+        out.print(_summary(r, setting), highlight=False, soft_wrap=True)

@@ -1,0 +1,160 @@
+"""Choosing a gate or a floor for a pool (`toolrag eval gate`): each cut scored by hand on
+made-up rankings, and the command on the small fixture pool, where every cut it reports must be
+what `toolrag eval tools --gate G` / `--floor F` measures when run with that cut."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolrag.cli import app
+from toolrag.errors import InputError
+from toolrag.evaluation.cuts import RankedQuery, choose, cut_grid, offered, score_cut, sweep
+
+from .conftest import DATA
+
+FIXTURES = Path(__file__).parent / "fixtures"
+POOL, QUERIES = FIXTURES / "tools_small.json", FIXTURES / "queries_small.jsonl"
+
+# two answerable questions and two that no tool fits; (tool, cosine), best first
+RANKED = [
+    RankedQuery(id="a", expected=["x"], hits=[("y", 0.50), ("x", 0.20), ("z", 0.10)]),
+    RankedQuery(id="b", expected=["x", "z"], hits=[("x", 0.30), ("z", 0.25), ("y", 0.05)]),
+    RankedQuery(id="c", expected=[], hits=[("y", 0.28), ("x", 0.15)]),
+    RankedQuery(id="d", expected=[], hits=[("z", 0.12), ("x", None)]),
+]
+
+
+def test_a_gate_keeps_or_drops_the_top_k_together_and_a_floor_cuts_each_tool() -> None:
+    hits = RANKED[0].hits
+    assert offered(hits, "gate", 0.45, k=2) == ["y", "x"]  # y reaches it: x stays too
+    assert offered(hits, "gate", 0.55, k=2) == []
+    assert offered(hits, "floor", 0.15, k=2) == ["y", "x"]
+    assert offered(hits, "floor", 0.45, k=2) == ["y"]
+    # a floor refills from below the first k; a gate looks at the first k only
+    assert offered(hits, "floor", 0.05, k=1) == ["y"]
+    assert offered([("u", 0.1), ("v", 0.9)], "gate", 0.5, k=1) == []
+    assert offered([("u", 0.1), ("v", 0.9)], "floor", 0.5, k=1) == ["v"]
+    assert offered([("u", None)], "gate", -1.0, k=1) == []  # no cosine never clears a cut
+
+
+def test_each_cut_is_scored_by_hand() -> None:
+    # gate 0.26, k=2: a (0.50) and b (0.30) keep their top 2; c (0.28) keeps tools, d does not
+    p = score_cut(RANKED, "gate", 0.26, k=2)
+    assert (p.answered, p.no_tool, p.balanced) == (1.0, 0.5, 0.75)
+    assert p.recall == 1.0  # a: x among y, x; b: x and z
+    # gate 0.29: c loses its tools too
+    p = score_cut(RANKED, "gate", 0.29, k=2)
+    assert (p.answered, p.no_tool, p.balanced, p.recall) == (1.0, 1.0, 1.0, 1.0)
+    # floor 0.29: a keeps y only (x's 0.20 is below), b keeps x only: recall (0 + 1/2) / 2
+    p = score_cut(RANKED, "floor", 0.29, k=2)
+    assert (p.answered, p.no_tool, p.recall) == (1.0, 1.0, 0.25)
+    # gate 0.35: b is left without tools
+    p = score_cut(RANKED, "gate", 0.35, k=2)
+    assert (p.answered, p.no_tool, p.balanced, p.recall) == (0.5, 1.0, 0.75, 0.5)
+
+
+def test_choose_prefers_balanced_accuracy_then_recall_then_the_lower_cut() -> None:
+    points = [score_cut(RANKED, "gate", at, k=2) for at in (0.1, 0.26, 0.29, 0.3, 0.35)]
+    assert choose(points).at == 0.29  # 0.29 and 0.30 both score 1.0: the lower one
+    # keep: the most no-tool questions emptied among cuts that keep tools for all answerable
+    assert choose(points, keep=1.0).at == 0.29
+    assert choose(points[:2], keep=1.0).at == 0.26
+    # no cut keeps that share: the lowest cut, which offers the most
+    assert choose([points[-1]], keep=0.9).at == 0.35
+
+
+def test_sweep_reports_every_cut_and_a_held_out_choice() -> None:
+    result = sweep("fake", RANKED, "gate", cut_grid(0.1, 0.4, 0.05), k=2)
+    assert [p.at for p in result.points] == [0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4]
+    assert (result.n_answerable, result.n_no_tool, result.recall_uncut) == (2, 2, 1.0)
+    assert result.chosen.at == 0.3 and result.chosen.balanced == 1.0
+    # chosen on a and c (every cut from 0.3 keeps a's tools and empties c: the lowest, 0.3),
+    # scored on b and d: b (0.30) keeps its tools, d (0.12) gets none
+    assert result.held_out is not None
+    assert (result.held_out.at, result.held_out.balanced) == (0.3, 1.0)
+
+
+def test_sweep_needs_both_kinds_of_question_and_a_sane_grid() -> None:
+    with pytest.raises(InputError, match="expected_tools: \\[\\]"):
+        sweep("fake", RANKED[:2], "gate", [0.1], k=2)
+    with pytest.raises(InputError, match="name expected_tools"):
+        sweep("fake", RANKED[2:], "gate", [0.1], k=2)
+    with pytest.raises(InputError, match="positive --step"):
+        cut_grid(0.5, 0.1, 0.05)
+    with pytest.raises(InputError):
+        cut_grid(0.1, 0.5, 0)
+    assert cut_grid(0.1, 0.2, 0.05) == [0.1, 0.15, 0.2]
+
+
+def _run(*args: str) -> object:
+    return CliRunner().invoke(app, [*args])
+
+
+def test_eval_gate_on_a_pool_matches_eval_tools_at_each_cut(tmp_path: Path) -> None:
+    index = str(tmp_path / "index")
+    common = ["--tools", str(POOL), "--queries", str(QUERIES), "--index-dir", index, "--json"]
+    gate = _run("eval", "gate", *common, "--strategy", "all", "--start", "0.1", "--stop", "0.4")
+    assert gate.exit_code == 0, gate.output
+    sweeps = {s["strategy"]: s for s in json.loads(gate.stdout)}
+    assert list(sweeps) == ["objectindex-default", "dense", "hybrid", "best"]
+    best = sweeps["best"]
+    assert (best["n_answerable"], best["n_no_tool"], best["k"]) == (4, 1, 5)
+    assert best["chosen"]["balanced"] == 1.0  # a cut separates the joke from the others
+    misses = str(tmp_path / "misses.jsonl")
+    for strategy in ("best", "objectindex-default"):
+        for point in sweeps[strategy]["points"][::3]:
+            measured = _run("eval", "tools", *common, "--strategy", strategy, "--k", "5",
+                            "--gate", str(point["at"]), "--misses", misses)  # fmt: skip
+            row = json.loads(measured.stdout)
+            assert row["recall@5"] == point["recall"], (strategy, point)
+            assert row["no_tool_accuracy"] == point["no_tool"], (strategy, point)
+    floors = _run("eval", "gate", *common, "--floor", "--start", "0.2", "--stop", "0.5")
+    for point in json.loads(floors.stdout)["points"]:
+        measured = _run("eval", "tools", *common, "--strategy", "best", "--k", "5",
+                        "--floor", str(point["at"]), "--misses", misses)  # fmt: skip
+        row = json.loads(measured.stdout)
+        assert (row["recall@5"], row["no_tool_accuracy"]) == (point["recall"], point["no_tool"])
+
+
+def test_eval_gate_prints_the_setting_to_use_and_errors_in_one_line(tmp_path: Path) -> None:
+    common = ["--tools", str(POOL), "--index-dir", str(tmp_path / "index")]
+    result = _run("eval", "gate", *common, "--queries", str(QUERIES), "--keep", "1.0")
+    assert result.exit_code == 0, result.output
+    assert "best: TOOLRAG_TOOL_GATE=" in result.stdout and "keeps at least 1" in result.stdout
+    answerable = tmp_path / "answerable.jsonl"
+    no_tool = '"expected_tools": []'
+    answerable.write_text(QUERIES.read_text().replace(no_tool, '"expected_tools": ["get_weather"]'))
+    only = _run("eval", "gate", *common, "--queries", str(answerable))
+    assert only.exit_code == 2
+    assert only.stderr.startswith("error: Choosing a cut needs questions of both kinds")
+    bad = _run("eval", "gate", *common, "--queries", str(QUERIES), "--strategy", "bm25")
+    assert bad.exit_code == 2 and "A cut needs cosines" in bad.stderr
+
+
+def test_eval_gate_on_the_sample_toolbox_finds_a_gate_for_its_no_tool_questions(
+    sample_index_dir: Path, tmp_path: Path
+) -> None:
+    env = {
+        "TOOLRAG_INDEX_DIR": str(sample_index_dir),
+        "TOOLRAG_DATA_DIR": str(DATA),
+        "TOOLRAG_STATE_DIR": str(tmp_path / "state"),
+    }
+    questions = DATA / "questions"
+    args = ["eval", "gate", "--queries", str(questions / "test.jsonl"),
+            "--queries", str(questions / "no_tool.jsonl"), "--keep", "0.98", "--json"]  # fmt: skip
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 0, result.output
+    best = json.loads(result.stdout)
+    assert (best["strategy"], best["n_answerable"], best["n_no_tool"]) == ("best", 61, 24)
+    chosen = best["chosen"]
+    # the toolbox's own index: some gate keeps tools for 98% of the test questions and leaves
+    # most of the questions none of its tools can serve without any
+    assert chosen["answered"] >= 0.98 and chosen["no_tool"] >= 0.5, chosen
+    # and no other gate that keeps 98% leaves more of them without tools
+    kept = [p for p in best["points"] if p["answered"] >= 0.98]
+    assert max(p["no_tool"] for p in kept) == chosen["no_tool"]
+    assert any(p["answered"] < 0.98 for p in best["points"])  # the sweep went past it
