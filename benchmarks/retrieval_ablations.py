@@ -17,9 +17,12 @@ ABLATION is one of:
 - ``values``: the dense side embeds the question with its numbers removed (or replaced by
   ``x``), alone or averaged with the plain question; BM25 reads the question as it is.
 - ``steps``: `best` with and without covering each step of a multi-step request
-  (:meth:`ToolIndex._cover_steps`), and with every split request (not only those that mark
-  their steps with sequence words) scored by its best step, on the single-call and the
-  multi-tool queries.
+  (:meth:`ToolIndex._cover_steps`), with a step's best tool placed only when it looks like a
+  real step's tool (its cosine with the step at least the cosine of the tool it would displace
+  with the whole request, or at least 0.35: a clause of context such as "I'm planning a
+  vacation" otherwise brings a tool of its own), and with every split request (not only those
+  that mark their steps with sequence words) scored by its best step, on the single-call and
+  the multi-tool queries.
 - ``vectors``: other ways to score a card's vector. Pseudo-relevance feedback (Rocchio: the
   question moved halfway towards the mean of its 3 best cards' documents, then ranked again);
   a second vector per card of its name and description only (no parameters), taken as the
@@ -281,6 +284,65 @@ def values(bench: Bench) -> dict[str, Any]:
     return result
 
 
+# a step's best tool, its cosine with the step, the ranking it would enter, the whole
+# request's cosines, its place among the missing step tools, and how many of them there are
+StepFilter = Callable[[str, float, list[tuple[str, float]], dict[str, float], int, int], bool]
+
+
+def _filtered_cover(keep: StepFilter) -> Callable[..., list[tuple[str, float]]]:
+    """:meth:`ToolIndex._cover_steps`, a step's best tool placed only where ``keep`` says."""
+
+    def cover(
+        self: ToolIndex,
+        ranked: list[tuple[str, float]],
+        sims: dict[str, float],
+        steps: list[tuple[dict[str, float], dict[str, float]]],
+    ) -> list[tuple[str, float]]:
+        tops: list[tuple[str, float, float]] = []
+        for part_scores, part_sims in steps:
+            if not part_scores:
+                continue
+            tid, score = min(part_scores.items(), key=toolindex._rank_order)
+            if tid not in (t for t, _, _ in tops):
+                tops.append((tid, score, part_sims.get(tid, -1.0)))
+        if not tops:
+            return ranked
+        window = len(tops) + 1
+        placed = {t for t, _ in ranked[:window]}
+        missing = [(t, s, c) for t, s, c in tops if t not in placed]
+        missing = [
+            (t, s, c) for j, (t, s, c) in enumerate(missing)
+            if keep(t, c, ranked, sims, window - len(missing) + j, len(missing))
+        ]  # fmt: skip
+        head = ranked[: window - len(missing)] + [(t, s) for t, s, _ in missing]
+        taken = {t for t, _ in head}
+        return head + [(t, s) for t, s in ranked if t not in taken]
+
+    return cover
+
+
+def _fits_as_well(
+    tid: str,
+    cosine: float,
+    ranked: list[tuple[str, float]],
+    sims: dict[str, float],
+    place: int,
+    n: int,
+) -> bool:
+    """The step's tool fits its step at least as well as the tool whose place it would take
+    fits the whole request (cosines)."""
+    return place >= len(ranked) or cosine >= sims.get(ranked[place][0], -1.0)
+
+
+STEP_FILTERS: dict[str, StepFilter] = {
+    "a step's tool only where its cosine with the step is at least the displaced tool's with "
+    "the request": _fits_as_well,
+    "a step's tool only where its cosine with the step reaches 0.35": (
+        lambda tid, cosine, ranked, sims, place, n: cosine >= 0.35
+    ),
+}
+
+
 def steps(bench: Bench) -> dict[str, Any]:
     result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
     cover = ToolIndex._cover_steps
@@ -288,6 +350,10 @@ def steps(bench: Bench) -> dict[str, Any]:
     try:
         for name in bench.sets:
             result[name]["without step covering"] = bench.best(name)
+        for label, keep in STEP_FILTERS.items():
+            ToolIndex._cover_steps = _filtered_cover(keep)  # type: ignore[method-assign]
+            for name in bench.sets:
+                result[name][label] = bench.best(name)
     finally:
         ToolIndex._cover_steps = cover  # type: ignore[method-assign]
     marked = toolindex.split_steps

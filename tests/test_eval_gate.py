@@ -1,6 +1,6 @@
 """Choosing a gate or a floor for a pool (`toolrag eval gate`): each cut scored by hand on
-made-up rankings, and the command on the small fixture pool, where every cut it reports must be
-what `toolrag eval tools --gate G` / `--floor F` measures when run with that cut."""
+made-up rankings, and the command on fixture pools, where every cut it reports must be what
+`toolrag eval tools --gate G` / `--floor F` measures when run with that cut."""
 
 from __future__ import annotations
 
@@ -94,7 +94,53 @@ def _run(*args: str) -> object:
     return CliRunner().invoke(app, [*args])
 
 
-def test_eval_gate_on_a_pool_matches_eval_tools_at_each_cut(tmp_path: Path) -> None:
+def _bfcl_subset(tmp_path: Path) -> tuple[Path, Path]:
+    """About 190 BFCL tools (every tool the fixture's 40 questions expect, then the first
+    others) and those questions, with six that no tool of the pool fits."""
+    pool = json.loads((FIXTURES / "bfcl_pool.json").read_text())
+    expected = {t for q in pool["queries"] for t in q["expected_tools"]}
+    tools = [t for t in pool["tools"] if t["name"] in expected]
+    tools += [t for t in pool["tools"] if t["name"] not in expected][:150]
+    none_fits = [
+        "Tell me a joke.",
+        "What is the capital of France?",
+        "Write a haiku about rain.",
+        "Who painted the Mona Lisa?",
+        "Recommend a good novel.",
+        "How are you today?",
+    ]
+    rows = pool["queries"] + [
+        {"id": f"none-{n}", "query": q, "expected_tools": []} for n, q in enumerate(none_fits)
+    ]
+    (tmp_path / "tools.json").write_text(json.dumps(tools))
+    (tmp_path / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tmp_path / "tools.json", tmp_path / "queries.jsonl"
+
+
+def test_eval_gate_matches_eval_tools_at_each_cut(tmp_path: Path) -> None:
+    tools, queries = _bfcl_subset(tmp_path)
+    common = ["--tools", str(tools), "--queries", str(queries),
+              "--index-dir", str(tmp_path / "index"), "--json", "--k", "10"]  # fmt: skip
+    misses = str(tmp_path / "misses.jsonl")
+    for cut, grid in (([], ("0.2", "0.5")), (["--floor"], ("0.3", "0.6"))):
+        sweep_run = _run("eval", "gate", *common, *cut, "--start", grid[0], "--stop", grid[1])
+        assert sweep_run.exit_code == 0, sweep_run.output
+        result = json.loads(sweep_run.stdout)
+        assert (result["n_answerable"], result["n_no_tool"]) == (40, 6)
+        points = result["points"]
+        # the grid spans cuts that answer more and cuts that leave more without tools
+        assert points[0]["answered"] > points[-1]["answered"], points
+        assert points[0]["no_tool"] < points[-1]["no_tool"], points
+        for point in points[::2]:
+            option = "--floor" if cut else "--gate"
+            measured = _run("eval", "tools", *common, option, str(point["at"]), "--misses", misses)
+            row = json.loads(measured.stdout)
+            assert row["recall@10"] == point["recall"], (cut, point, row)
+            assert row["no_tool_accuracy"] == point["no_tool"], (cut, point, row)
+
+
+def test_eval_gate_scores_plain_objectindex_like_eval_tools(tmp_path: Path) -> None:
+    # the fixture's five tools: every search returns all of them, cut by LlamaIndex's scores
     index = str(tmp_path / "index")
     common = ["--tools", str(POOL), "--queries", str(QUERIES), "--index-dir", index, "--json"]
     gate = _run("eval", "gate", *common, "--strategy", "all", "--start", "0.1", "--stop", "0.4")
@@ -104,18 +150,13 @@ def test_eval_gate_on_a_pool_matches_eval_tools_at_each_cut(tmp_path: Path) -> N
     best = sweeps["best"]
     assert (best["n_answerable"], best["n_no_tool"], best["k"]) == (4, 1, 5)
     assert best["chosen"]["balanced"] == 1.0  # a cut separates the joke from the others
+    assert best["held_out"] is None  # one no-tool question cannot be split in two halves
     misses = str(tmp_path / "misses.jsonl")
-    for strategy in ("best", "objectindex-default"):
-        for point in sweeps[strategy]["points"][::3]:
-            measured = _run("eval", "tools", *common, "--strategy", strategy, "--k", "5",
-                            "--gate", str(point["at"]), "--misses", misses)  # fmt: skip
-            row = json.loads(measured.stdout)
-            assert row["recall@5"] == point["recall"], (strategy, point)
-            assert row["no_tool_accuracy"] == point["no_tool"], (strategy, point)
-    floors = _run("eval", "gate", *common, "--floor", "--start", "0.2", "--stop", "0.5")
-    for point in json.loads(floors.stdout)["points"]:
-        measured = _run("eval", "tools", *common, "--strategy", "best", "--k", "5",
-                        "--floor", str(point["at"]), "--misses", misses)  # fmt: skip
+    plain = sweeps["objectindex-default"]["points"]
+    assert len({p["recall"] for p in plain}) > 1  # the cuts differ
+    for point in plain:
+        measured = _run("eval", "tools", *common, "--strategy", "objectindex-default",
+                        "--gate", str(point["at"]), "--misses", misses)  # fmt: skip
         row = json.loads(measured.stdout)
         assert (row["recall@5"], row["no_tool_accuracy"]) == (point["recall"], point["no_tool"])
 

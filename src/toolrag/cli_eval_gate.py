@@ -16,7 +16,7 @@ from rich.table import Table
 from toolrag.cli_eval import _warn_unknown, err
 from toolrag.cli_tools import WithRequests
 from toolrag.errors import InputError, ToolragError
-from toolrag.evaluation.cuts import DEPTH, Cut, CutSweep
+from toolrag.evaluation.cuts import Cut, CutSweep, search_depth
 
 
 def _table(result: CutSweep) -> Table:
@@ -144,7 +144,7 @@ def eval_gate(
             _warn_unknown(qs, (c.name for c in cards), "tool(s)")
             for name in chosen:
                 search = scored_searcher(name, cards, embed, index)
-                ranked = rank_queries(qs, search, max(k, DEPTH))
+                ranked = rank_queries(qs, search, search_depth(cut, k))
                 results.append(sweep(name, ranked, cut, cuts, k, keep))
     except ToolragError as exc:
         err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)

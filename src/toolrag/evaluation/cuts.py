@@ -9,7 +9,8 @@ scored from the cosines of what that search returned.
 
 - gate: a question is offered its top k when any of them reaches the cut, else nothing;
 - floor: each tool below the cut is dropped, and the next ones take their places (from the
-  first ``depth`` of the ranking, as ``retrieve(floor=...)`` does).
+  first ``FLOOR_DEPTH`` of the ranking; ``retrieve(floor=...)`` reads its whole candidate pool,
+  so a floor that cuts deeper than that can differ).
 
 The cut chosen is the one of highest balanced accuracy: the mean of ``answered`` (answerable
 questions still offered tools) and ``no_tool`` (the others offered none); with ``keep``, the one
@@ -30,9 +31,15 @@ from toolrag.errors import InputError
 from toolrag.evaluation.retrieval import RetrievalQuery
 
 Cut = Literal["gate", "floor"]
-# ``retrieve`` ranks a candidate pool of max(4k, 50) cards: up to k = 12 the first 12 of a
-# ranking are the same whatever k, so a floor can refill from them exactly.
-DEPTH = 12
+# how deep a floor refills: ``retrieve(floor=...)`` takes the next tools that clear it from its
+# whole candidate pool (50 cards and more); this reads the first 50 of the ranking
+FLOOR_DEPTH = 50
+
+
+def search_depth(cut: Cut, k: int) -> int:
+    """How many tools to search per question: a gate looks at the k offered, no more; a floor
+    refills from below them."""
+    return k if cut == "gate" else max(k, FLOOR_DEPTH)
 
 
 class RankedQuery(BaseModel):
@@ -189,7 +196,8 @@ def sweep(
 def rank_queries(
     queries: Sequence[RetrievalQuery],
     search: Callable[[str, int], list[tuple[str, float | None]]],
-    depth: int = DEPTH,
+    depth: int,
 ) -> list[RankedQuery]:
-    """Search each question once, uncut, ``depth`` deep: the input of :func:`sweep`."""
+    """Search each question once, uncut, ``depth`` deep (:func:`search_depth`): the input of
+    :func:`sweep`."""
     return [RankedQuery(id=q.id, expected=q.expected, hits=search(q.query, depth)) for q in queries]
