@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolrag.cli_eval import _warn_unknown, err
-from toolrag.cli_tools import WithRequests
+from toolrag.cli_tools import WithRequests, pool_index
 from toolrag.errors import InputError, ToolragError
 from toolrag.evaluation.cuts import Cut, CutSweep, search_depth
 
@@ -103,14 +102,10 @@ def eval_gate(
     every cut from the cosines, and print the cut of best balanced accuracy between questions
     kept with tools and questions left without, also as chosen on half the questions and
     scored on the other half."""
-    from toolrag.cards import load_tool_list
-    from toolrag.embeddings import make_embedding
     from toolrag.evaluation.cuts import cut_grid, rank_queries, sweep
     from toolrag.evaluation.retrieval import RetrievalQuery, load_queries
     from toolrag.evaluation.tools_eval import FLOORED, scored_searcher
     from toolrag.settings import load_settings
-    from toolrag.synthetic import SyntheticQueries
-    from toolrag.toolindex import ToolIndex
 
     cut: Cut = "floor" if floor else "gate"
     try:
@@ -126,24 +121,11 @@ def eval_gate(
         for path in queries:
             qs += load_queries(path, "expected_tools")
         results: list[CutSweep] = []
-        with tempfile.TemporaryDirectory(prefix="toolrag-gate-") as tmp:
-            if tools is None:
-                from toolrag.toolbox import Toolbox
-
-                box = Toolbox(settings)
-                index: ToolIndex = box.tool_index
-                cards = list(index.cards.values())
-                embed = box.embed
-            else:
-                cards = load_tool_list(tools)
-                if synthetic:
-                    cards = SyntheticQueries(settings.synthetic_db).augment(cards)
-                embed = make_embedding(settings)
-                index = ToolIndex(index_dir or Path(tmp), embed)
-                index.sync(cards)
+        with pool_index(settings, tools, synthetic, index_dir) as index:
+            cards = list(index.cards.values())
             _warn_unknown(qs, (c.name for c in cards), "tool(s)")
             for name in chosen:
-                search = scored_searcher(name, cards, embed, index)
+                search = scored_searcher(name, cards, index.embed, index)
                 ranked = rank_queries(qs, search, search_depth(cut, k))
                 results.append(sweep(name, ranked, cut, cuts, k, keep))
     except ToolragError as exc:

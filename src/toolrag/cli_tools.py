@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, get_args
+from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 from rich.console import Console
@@ -15,6 +18,10 @@ from toolrag.cards import ToolCard, load_tool_list
 from toolrag.errors import ToolragError
 from toolrag.lint import LintFinding, lint_cards
 from toolrag.settings import load_settings
+
+if TYPE_CHECKING:
+    from toolrag.settings import Settings
+    from toolrag.toolindex import ToolIndex
 
 tools_app = typer.Typer(no_args_is_help=True, help="List, lint and search tool cards.")
 out = Console()
@@ -41,6 +48,32 @@ def _cards(tools: Path | None) -> list[ToolCard]:
     from toolrag.toolbox import Toolbox
 
     return Toolbox(load_settings()).cards()
+
+
+@contextlib.contextmanager
+def pool_index(
+    settings: Settings, tools: Path | None, synthetic: bool, index_dir: Path | None
+) -> Iterator[ToolIndex]:
+    """The ToolIndex a command searches: the toolbox's own (``tools`` None), or one over the
+    ``tools`` file, with the requests `toolrag tools synth` cached when ``synthetic``, kept in
+    ``index_dir`` (default: a temporary folder, removed on exit)."""
+    from toolrag.toolindex import ToolIndex
+
+    if tools is None:
+        from toolrag.toolbox import Toolbox
+
+        yield Toolbox(settings).tool_index
+        return
+    from toolrag.embeddings import make_embedding
+    from toolrag.synthetic import SyntheticQueries
+
+    cards = load_tool_list(tools)
+    if synthetic:
+        cards = SyntheticQueries(settings.synthetic_db).augment(cards)
+    with tempfile.TemporaryDirectory(prefix="toolrag-pool-") as tmp:
+        index = ToolIndex(index_dir or Path(tmp), make_embedding(settings))
+        index.sync(cards)
+        yield index
 
 
 def _fail(exc: ToolragError) -> None:
@@ -167,9 +200,7 @@ def tools_search(
 ) -> None:
     """The tools the ToolIndex retrieves for a question, best first: score, cosine, and for a
     prerequisite (a tool whose output another retrieved tool's parameter takes), that tool."""
-    import tempfile
-
-    from toolrag.toolindex import Strategy, ToolHit, ToolIndex
+    from toolrag.toolindex import Strategy, ToolHit
 
     if strategy not in get_args(Strategy):
         err.print(f"[red]error:[/red] unknown strategy {strategy!r}: best, dense, bm25 or hybrid")
@@ -180,22 +211,8 @@ def tools_search(
         return index.retrieve(question, k=k, strategy=chosen, floor=floor, gate=gate)
 
     try:
-        settings = load_settings()
-        if tools is None:
-            from toolrag.toolbox import Toolbox
-
-            hits = search(Toolbox(settings).tool_index)
-        else:
-            from toolrag.embeddings import make_embedding
-            from toolrag.synthetic import SyntheticQueries
-
-            cards = load_tool_list(tools)
-            if synthetic:
-                cards = SyntheticQueries(settings.synthetic_db).augment(cards)
-            with tempfile.TemporaryDirectory(prefix="toolrag-search-") as tmp:
-                index = ToolIndex(index_dir or Path(tmp), make_embedding(settings))
-                index.sync(cards)
-                hits = search(index)
+        with pool_index(load_settings(), tools, synthetic, index_dir) as index:
+            hits = search(index)
     except ToolragError as exc:
         _fail(exc)
         return

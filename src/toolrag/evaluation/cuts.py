@@ -15,13 +15,14 @@ scored from the cosines of what that search returned.
 The cut chosen is the one of highest balanced accuracy: the mean of ``answered`` (answerable
 questions still offered tools) and ``no_tool`` (the others offered none); with ``keep``, the one
 that leaves most of the others without tools while offering tools to at least that share of the
-answerable questions. ``held_out`` chooses
-it on the even-numbered questions of each kind and scores it on the odd-numbered ones, so it
-says what the cut does on questions it was not chosen on.
+answerable questions. ``held_out`` chooses it on the even-numbered questions of each kind and
+scores it on the odd-numbered ones, so it says what the cut does on questions it was not chosen
+on.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -98,15 +99,25 @@ def offered(hits: Sequence[tuple[str, float | None]], cut: Cut, at: float, k: in
     return [n for n, c in hits if c is not None and c >= at][:k]
 
 
+def _kinds(queries: Sequence[RankedQuery]) -> tuple[list[RankedQuery], list[RankedQuery]]:
+    """The answerable questions and those no tool fits, each in their order."""
+    return [q for q in queries if q.expected], [q for q in queries if not q.expected]
+
+
+def _recall(q: RankedQuery, got: Sequence[str]) -> float:
+    """The share of ``q``'s expected tools among ``got``."""
+    expected = set(q.expected)
+    return len(expected & set(got)) / len(expected)
+
+
 def score_cut(queries: Sequence[RankedQuery], cut: Cut, at: float, k: int) -> CutPoint:
     """One cut on labelled questions (both kinds should be present; an absent kind scores 0)."""
-    answerable = [q for q in queries if q.expected]
-    none_fits = [q for q in queries if not q.expected]
+    answerable, none_fits = _kinds(queries)
     answered = recall = 0.0
     for q in answerable:
         got = offered(q.hits, cut, at, k)
         answered += bool(got)
-        recall += len(set(q.expected) & set(got)) / len(set(q.expected))
+        recall += _recall(q, got)
     emptied = sum(not offered(q.hits, cut, at, k) for q in none_fits)
     a = answered / len(answerable) if answerable else 0.0
     n = emptied / len(none_fits) if none_fits else 0.0
@@ -141,15 +152,14 @@ def cut_grid(start: float, stop: float, step: float) -> list[float]:
             hint="Cosines lie in -1..1: give --start <= --stop and a positive --step, "
             "say --start 0.05 --stop 0.7 --step 0.05.",
         )
-    count = round((stop - start) / step) + 1
-    return [round(start + i * step, 4) for i in range(count) if start + i * step <= stop + 1e-9]
+    count = math.floor((stop - start) / step + 1e-9) + 1
+    return [round(start + i * step, 4) for i in range(count)]
 
 
 def _half(queries: Sequence[RankedQuery], parity: int) -> list[RankedQuery]:
     """Every other question of each kind, starting at ``parity`` (0 or 1)."""
-    answerable = [q for q in queries if q.expected][parity::2]
-    none_fits = [q for q in queries if not q.expected][parity::2]
-    return answerable + none_fits
+    answerable, none_fits = _kinds(queries)
+    return answerable[parity::2] + none_fits[parity::2]
 
 
 def sweep(
@@ -161,8 +171,7 @@ def sweep(
     keep: float | None = None,
 ) -> CutSweep:
     """Score every cut in ``cuts`` on ``queries`` and choose one (see the module docstring)."""
-    answerable = [q for q in queries if q.expected]
-    none_fits = [q for q in queries if not q.expected]
+    answerable, none_fits = _kinds(queries)
     if not answerable or not none_fits:
         lacking = "no tool fits (expected_tools: [])" if answerable else "name expected_tools"
         raise InputError(
@@ -171,9 +180,7 @@ def sweep(
             "answer (expected_tools: []), say in two --queries files.",
         )
     points = [score_cut(queries, cut, at, k) for at in cuts]
-    uncut = sum(
-        len(set(q.expected) & {n for n, _ in q.hits[:k]}) / len(set(q.expected)) for q in answerable
-    ) / len(answerable)
+    uncut = sum(_recall(q, [n for n, _ in q.hits[:k]]) for q in answerable) / len(answerable)
     held_out = None
     even, odd = _half(queries, 0), _half(queries, 1)
     if all(any(q.expected for q in h) and any(not q.expected for q in h) for h in (even, odd)):
