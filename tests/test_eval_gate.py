@@ -90,6 +90,22 @@ def test_sweep_needs_both_kinds_of_question_and_a_sane_grid() -> None:
     assert cut_grid(0.1, 0.2, 0.05) == [0.1, 0.15, 0.2]
 
 
+def test_without_no_tool_questions_keep_chooses_the_highest_cut_that_keeps_the_share() -> None:
+    # a's best cosine is 0.50, b's 0.30: every gate up to 0.30 keeps both, up to 0.50 keeps a
+    result = sweep("fake", RANKED[:2], "gate", cut_grid(0.1, 0.6, 0.05), k=2, keep=1.0)
+    assert result.n_no_tool == 0
+    assert all(p.no_tool is None and p.balanced is None for p in result.points)
+    assert (result.chosen.at, result.chosen.answered) == (0.3, 1.0)  # not the lowest, 0.1
+    half = sweep("fake", RANKED[:2], "gate", cut_grid(0.1, 0.6, 0.05), k=2, keep=0.5)
+    assert (half.chosen.at, half.chosen.answered, half.chosen.recall) == (0.5, 0.5, 0.5)
+    # chosen on a alone (0.50 keeps it), scored on b, whose 0.30 falls below it
+    assert result.held_out is not None
+    assert (result.held_out.at, result.held_out.answered) == (0.5, 0.0)
+    assert result.held_out.no_tool is None
+    with pytest.raises(InputError, match=r"--keep 0\.98"):
+        sweep("fake", RANKED[:2], "gate", [0.1], k=2)
+
+
 def _run(*args: str) -> object:
     return CliRunner().invoke(app, [*args])
 
@@ -171,7 +187,13 @@ def test_eval_gate_prints_the_setting_to_use_and_errors_in_one_line(tmp_path: Pa
     answerable.write_text(QUERIES.read_text().replace(no_tool, '"expected_tools": ["get_weather"]'))
     only = _run("eval", "gate", *common, "--queries", str(answerable))
     assert only.exit_code == 2
-    assert only.stderr.startswith("error: Choosing a cut needs questions of both kinds")
+    assert only.stderr.startswith("error: Without questions no tool fits")
+    assert "--keep 0.98" in only.stderr  # ... a share to keep chooses it
+    kept = _run("eval", "gate", *common, "--queries", str(answerable), "--keep", "1.0", "--json")
+    assert kept.exit_code == 0, kept.output
+    assert json.loads(kept.stdout)["n_no_tool"] == 0
+    nothing = _run("eval", "gate", *common)
+    assert nothing.exit_code == 2 and nothing.stderr.startswith("error: Nothing to choose")
     bad = _run("eval", "gate", *common, "--queries", str(QUERIES), "--strategy", "bm25")
     assert bad.exit_code == 2 and "A cut needs cosines" in bad.stderr
 
@@ -199,3 +221,97 @@ def test_eval_gate_on_the_sample_toolbox_finds_a_gate_for_its_no_tool_questions(
     kept = [p for p in best["points"] if p["answered"] >= 0.98]
     assert max(p["no_tool"] for p in kept) == chosen["no_tool"]
     assert any(p["answered"] < 0.98 for p in best["points"])  # the sweep went past it
+
+
+def _pool_with_requests(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """The fixture's five tools, and a state folder whose synthetic.sqlite holds requests the
+    scripted LLM wrote for four of them (as `toolrag tools synth --tools` would)."""
+    from toolrag.cards import load_tool_list
+    from toolrag.llms import ScriptedLLM
+    from toolrag.synthetic import SyntheticQueries
+
+    written = {
+        "get_weather": "Is it going to be windy in Lisbon this evening?\nHow cold is Oslo now?",
+        "convert_currency": "What are 250 Swiss francs in pounds?\nTurn 40 dollars into yen",
+        "send_email": "Mail the minutes to the whole team\nWrite to Ana that I am late",
+        "book_flight": "Get me a seat to Madrid on Friday\nFly me from Rome to Oslo in June",
+    }
+    state = tmp_path / "state"
+    state.mkdir()
+    for card in load_tool_list(POOL):
+        if card.name in written:
+            llm = ScriptedLLM([written[card.name]])
+            SyntheticQueries(state / "synthetic.sqlite", llm, per_card=2).generate(card)
+    return POOL, {"TOOLRAG_STATE_DIR": str(state)}
+
+
+def test_a_cards_requests_are_withheld_only_within_the_block(tmp_path: Path) -> None:
+    from toolrag import Settings
+    from toolrag.cards import load_tool_list
+    from toolrag.embeddings import make_embedding
+    from toolrag.synthetic import SyntheticQueries
+    from toolrag.toolindex import REQUEST_WEIGHT, ToolIndex
+
+    _, env = _pool_with_requests(tmp_path)
+    cards = SyntheticQueries(Path(env["TOOLRAG_STATE_DIR"]) / "synthetic.sqlite").augment(
+        load_tool_list(POOL)
+    )
+    embed = make_embedding(Settings())
+    plain = ToolIndex(tmp_path / "plain", embed)
+    plain.sync([c.model_copy(update={"synthetic": []}) for c in cards])
+    index = ToolIndex(tmp_path / "requests", embed)
+    index.sync(cards)
+    weather = next(c for c in cards if c.name == "get_weather")
+    assert [text for tid, text in index.written_requests() if tid == weather.id] == [
+        "Is it going to be windy in Lisbon this evening?",
+        "How cold is Oslo now?",
+    ]
+    assert len(index.written_requests()) == 8  # four cards, two requests each
+
+    def cosine(ix: ToolIndex, question: str) -> float:
+        hits = ix.retrieve(question, k=5, strategy="dense")
+        return next(h.similarity for h in hits if h.name == "get_weather") or 0.0
+
+    question = "How cold is Oslo now?"
+    document = cosine(plain, question)
+    blended = cosine(index, question)  # its own request matches: cosine 1 blended in
+    assert blended == pytest.approx((document + REQUEST_WEIGHT) / (1 + REQUEST_WEIGHT), abs=2e-4)
+    with index.requests_withheld(weather.id):
+        assert cosine(index, question) == pytest.approx(document / (1 + REQUEST_WEIGHT), abs=2e-4)
+    assert cosine(index, question) == blended  # restored
+
+
+def test_eval_gate_chooses_from_the_written_requests_without_labelled_questions(
+    tmp_path: Path,
+) -> None:
+    tools, env = _pool_with_requests(tmp_path)
+    args = ["eval", "gate", "--tools", str(tools), "--requests", "--start", "0.1", "--stop",
+            "0.9", "--index-dir", str(tmp_path / "index")]  # fmt: skip
+    result = CliRunner().invoke(app, [*args, "--keep", "0.75", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    sweep_ = json.loads(result.stdout)
+    assert (sweep_["strategy"], sweep_["n_answerable"], sweep_["n_no_tool"]) == ("best", 8, 0)
+    points, chosen = sweep_["points"], sweep_["chosen"]
+    assert all(p["no_tool"] is None for p in points)
+    # the highest gate that still offers tools to 6 of the 8 requests
+    assert chosen["answered"] >= 0.75
+    assert all(p["answered"] < 0.75 for p in points if p["at"] > chosen["at"])
+    assert points[-1]["answered"] < 0.75  # the grid went past it
+    text = CliRunner().invoke(app, [*args, "--keep", "0.75"], env=env)
+    assert f"best: TOOLRAG_TOOL_GATE={chosen['at']:g} (keeps at least 0.75; the highest" in (
+        text.stdout
+    )
+    # the requests add to labelled questions
+    both = CliRunner().invoke(app, [*args, "--queries", str(QUERIES), "--json"], env=env)
+    assert both.exit_code == 0, both.output
+    assert (json.loads(both.stdout)["n_answerable"], json.loads(both.stdout)["n_no_tool"]) == (
+        12,
+        1,
+    )
+    plain = CliRunner().invoke(app, [*args, "--strategy", "objectindex-default"], env=env)
+    assert plain.exit_code == 2 and "Plain ObjectIndex indexes no written requests" in (
+        plain.stderr
+    )
+    empty = {"TOOLRAG_STATE_DIR": str(tmp_path / "empty")}
+    none = CliRunner().invoke(app, [*args, "--keep", "0.9"], env=empty)
+    assert none.exit_code == 2 and "holds no LLM-written requests" in none.stderr

@@ -31,7 +31,7 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
@@ -376,6 +376,35 @@ class ToolIndex:
 
     def __len__(self) -> int:
         return len(self._ids)
+
+    def written_requests(self) -> list[tuple[str, str]]:
+        """(card id, request text) for every LLM-written request the index holds for an active
+        card (``ToolCard.synthetic``), in card row order."""
+        held = {self._ids[r] for r in self._req_rows}
+        return [
+            (tid, text) for tid in self._ids if tid in held for text in self.cards[tid].synthetic
+        ]
+
+    @contextlib.contextmanager
+    def requests_withheld(self, card_id: str) -> Iterator[None]:
+        """Within the block, the card's written requests match no question (their cosine counts
+        as 0 in its blend), so it is found by its document alone, at (document) / (1 +
+        REQUEST_WEIGHT): a conservative stand-in for a question none of its requests was
+        written from. ``toolrag eval gate --requests`` searches each written request this way.
+        Not for concurrent searches: the request vectors are zeroed in place and restored."""
+        group = np.flatnonzero(self._req_rows == self._row.get(card_id, -1))
+        if not len(group):
+            yield
+            return
+        g = int(group[0])
+        end = self._req_starts[g + 1] if g + 1 < len(self._req_starts) else len(self._req_matrix)
+        start = int(self._req_starts[g])
+        saved = self._req_matrix[start:end].copy()
+        self._req_matrix[start:end] = 0.0
+        try:
+            yield
+        finally:
+            self._req_matrix[start:end] = saved
 
     def bm25_weight(self, steps: bool = False) -> float:
         """The weight of the relative BM25 score in ``best``: ``BM25_WEIGHT`` for a request of

@@ -15,9 +15,13 @@ scored from the cosines of what that search returned.
 The cut chosen is the one of highest balanced accuracy: the mean of ``answered`` (answerable
 questions still offered tools) and ``no_tool`` (the others offered none); with ``keep``, the one
 that leaves most of the others without tools while offering tools to at least that share of the
-answerable questions. ``held_out`` chooses it on the even-numbered questions of each kind and
-scores it on the odd-numbered ones, so it says what the cut does on questions it was not chosen
-on.
+answerable questions. With ``keep`` the questions no tool fits may be left out: the cut is then
+the highest that still offers tools to that share (a higher cut can only leave more questions
+without tools), which is how a pool's LLM-written requests choose it
+(:mod:`toolrag.evaluation.held_requests`).
+
+``held_out`` chooses it on the even-numbered questions of each kind and scores it on the
+odd-numbered ones, so it says what the cut does on questions it was not chosen on.
 """
 
 from __future__ import annotations
@@ -62,8 +66,13 @@ class CutPoint(BaseModel):
         description="Answerable questions: mean share of their expected tools among those "
         "offered (Recall@k after the cut)."
     )
-    no_tool: float = Field(description="Share of the questions no tool fits that got none.")
-    balanced: float = Field(description="(answered + no_tool) / 2: what the cut is chosen by.")
+    no_tool: float | None = Field(
+        description="Share of the questions no tool fits that got none (None: no such question)."
+    )
+    balanced: float | None = Field(
+        description="(answered + no_tool) / 2: what the cut is chosen by (None: no question no "
+        "tool fits)."
+    )
 
 
 class CutSweep(BaseModel):
@@ -86,7 +95,7 @@ class CutSweep(BaseModel):
     held_out: CutPoint | None = Field(
         None,
         description="The cut chosen on the even-numbered questions of each kind, scored on the "
-        "odd-numbered ones (None when a half lacks either kind).",
+        "odd-numbered ones (None when a half lacks a kind the whole set has).",
     )
 
 
@@ -111,7 +120,8 @@ def _recall(q: RankedQuery, got: Sequence[str]) -> float:
 
 
 def score_cut(queries: Sequence[RankedQuery], cut: Cut, at: float, k: int) -> CutPoint:
-    """One cut on labelled questions (both kinds should be present; an absent kind scores 0)."""
+    """One cut on labelled questions (no answerable question: answered and recall 0; no question
+    no tool fits: ``no_tool`` and ``balanced`` None)."""
     answerable, none_fits = _kinds(queries)
     answered = recall = 0.0
     for q in answerable:
@@ -120,13 +130,13 @@ def score_cut(queries: Sequence[RankedQuery], cut: Cut, at: float, k: int) -> Cu
         recall += _recall(q, got)
     emptied = sum(not offered(q.hits, cut, at, k) for q in none_fits)
     a = answered / len(answerable) if answerable else 0.0
-    n = emptied / len(none_fits) if none_fits else 0.0
+    n = emptied / len(none_fits) if none_fits else None
     return CutPoint(
         at=round(at, 4),
         answered=round(a, 4),
         recall=round(recall / len(answerable), 4) if answerable else 0.0,
-        no_tool=round(n, 4),
-        balanced=round((a + n) / 2, 4),
+        no_tool=None if n is None else round(n, 4),
+        balanced=None if n is None else round((a + n) / 2, 4),
     )
 
 
@@ -135,13 +145,16 @@ def choose(points: Sequence[CutPoint], keep: float | None = None) -> CutPoint:
     the lower cut. With ``keep`` (a share), the cut that leaves most questions no tool fits
     without tools among those that still offer tools to at least ``keep`` of the answerable
     ones (the lowest cut when none does): for an agent that can ignore a tool it was offered
-    but cannot use one it was not."""
+    but cannot use one it was not. Without questions no tool fits (``no_tool`` None), the
+    highest of those cuts."""
     if keep is None:
-        return max(points, key=lambda p: (p.balanced, p.recall, -p.at))
+        return max(points, key=lambda p: (p.balanced or 0.0, p.recall, -p.at))
     kept = [p for p in points if p.answered >= keep]
     if not kept:
         return min(points, key=lambda p: p.at)
-    return max(kept, key=lambda p: (p.no_tool, p.recall, -p.at))
+    if all(p.no_tool is None for p in kept):
+        return max(kept, key=lambda p: p.at)
+    return max(kept, key=lambda p: (p.no_tool or 0.0, p.recall, -p.at))
 
 
 def cut_grid(start: float, stop: float, step: float) -> list[float]:
@@ -172,18 +185,26 @@ def sweep(
 ) -> CutSweep:
     """Score every cut in ``cuts`` on ``queries`` and choose one (see the module docstring)."""
     answerable, none_fits = _kinds(queries)
-    if not answerable or not none_fits:
-        lacking = "no tool fits (expected_tools: [])" if answerable else "name expected_tools"
+    if not answerable:
         raise InputError(
-            f"Choosing a cut needs questions of both kinds, and none of these {lacking}.",
-            hint="Give questions a tool should answer and questions none of your tools should "
-            "answer (expected_tools: []), say in two --queries files.",
+            "Choosing a cut needs questions a tool fits, and none of these name expected_tools.",
+            hint="Give questions a tool should answer (expected_tools: [names]) beside those "
+            "none should (expected_tools: []), or the pool's written requests (--requests).",
+        )
+    if not none_fits and keep is None:
+        raise InputError(
+            "Without questions no tool fits (expected_tools: []) a cut can only be chosen by "
+            "the share of answerable questions it must keep.",
+            hint="Add --keep 0.98 (say), or give questions none of your tools should answer.",
         )
     points = [score_cut(queries, cut, at, k) for at in cuts]
     uncut = sum(_recall(q, [n for n, _ in q.hits[:k]]) for q in answerable) / len(answerable)
     held_out = None
     even, odd = _half(queries, 0), _half(queries, 1)
-    if all(any(q.expected for q in h) and any(not q.expected for q in h) for h in (even, odd)):
+    both = bool(none_fits)
+    if all(
+        any(q.expected for q in h) and any(not q.expected for q in h) == both for h in (even, odd)
+    ):
         at = choose([score_cut(even, cut, c, k) for c in cuts], keep).at
         held_out = score_cut(odd, cut, at, k)
     return CutSweep(
