@@ -106,7 +106,8 @@ def eval_gate(
             max=1.0,
             help="Choose the cut that leaves most no-tool questions without tools among those "
             "that still offer tools to at least this share of answerable ones (say 0.98), "
-            "instead of the one of best balanced accuracy.",
+            "instead of the one of best balanced accuracy; without no-tool questions (say "
+            "with --requests alone), the highest of those cuts.",
         ),
     ] = None,
     start: Annotated[float, typer.Option(help="The lowest cut tried.")] = 0.05,
