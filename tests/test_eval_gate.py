@@ -312,6 +312,12 @@ def test_eval_gate_chooses_from_the_written_requests_without_labelled_questions(
     assert plain.exit_code == 2 and "Plain ObjectIndex indexes no written requests" in (
         plain.stderr
     )
+    every = CliRunner().invoke(
+        app, [*args, "--keep", "0.75", "--strategy", "all", "--json"], env=env
+    )
+    assert every.exit_code == 0, every.output
+    assert [r["strategy"] for r in json.loads(every.stdout)] == ["dense", "hybrid", "best"]
+    assert "plain ObjectIndex left out" in every.stderr
     empty = {"TOOLRAG_STATE_DIR": str(tmp_path / "empty")}
     none = CliRunner().invoke(app, [*args, "--keep", "0.9"], env=empty)
     assert none.exit_code == 2 and "holds no LLM-written requests" in none.stderr

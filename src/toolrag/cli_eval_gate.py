@@ -153,6 +153,8 @@ def eval_gate(
                     "cannot choose its cut.",
                     hint="Give labelled --queries for it, or use --strategy best, dense or hybrid.",
                 )
+            if "objectindex-default" in chosen:
+                err.print("note: plain ObjectIndex left out: it indexes no written requests")
             chosen = [s for s in chosen if s != "objectindex-default"]
         cuts = cut_grid(start, stop, step)
         settings = load_settings()
