@@ -82,12 +82,9 @@ def load_pool(name: str) -> tuple[list[ToolCard], list[RetrievalQuery], Path]:
 @contextlib.contextmanager
 def own_left_out(index: ToolIndex, card_id: str, text: str) -> Iterator[None]:
     """Only the request's own vector withheld (the one of its card nearest its embedding)."""
-    group = np.flatnonzero(index._req_rows == index._row[card_id])
-    g = int(group[0])
-    start = int(index._req_starts[g])
-    end = (
-        int(index._req_starts[g + 1]) if g + 1 < len(index._req_starts) else len(index._req_matrix)
-    )
+    span = index._request_span(card_id)
+    assert span is not None  # written_requests lists only cards with requests
+    start, end = span
     q = np.asarray(index.embed.get_query_embedding(text), dtype=np.float32)
     own = start + int(np.argmax(index._req_matrix[start:end] @ q))
     saved = index._req_matrix[own].copy()
@@ -132,13 +129,18 @@ def run_pool(name: str, grid: list[float]) -> dict[str, Any]:
         "own left out": rank_written_requests(index, "best", K, withhold=own_left_out),
         "document alone": rank_written_requests(index, "best", K, withhold=document_alone),
     }
+    # every cut scored once per set of questions; each share then only chooses among them
+    real_points = [score_cut(real, "gate", g, K) for g in grid]
+    kept_at = {p.at: p.answered for p in real_points}
+    way_points = {
+        way: [score_cut(ranked, "gate", g, K) for g in grid] for way, ranked in ways.items()
+    }
     rows = []
     for share in SHARES:
-        own_gate = choose([score_cut(real, "gate", g, K) for g in grid], share).at
-        row: dict[str, Any] = {"share": share, "real_gate": own_gate}
-        for way, ranked in ways.items():
-            gate = choose([score_cut(ranked, "gate", g, K) for g in grid], share).at
-            row[way] = {"gate": gate, "real_kept": score_cut(real, "gate", gate, K).answered}
+        row: dict[str, Any] = {"share": share, "real_gate": choose(real_points, share).at}
+        for way, points in way_points.items():
+            gate = choose(points, share).at
+            row[way] = {"gate": gate, "real_kept": kept_at[gate]}
         rows.append(row)
     return {
         "pool": name,

@@ -385,6 +385,16 @@ class ToolIndex:
             (tid, text) for tid in self._ids if tid in held for text in self.cards[tid].synthetic
         ]
 
+    def _request_span(self, card_id: str) -> tuple[int, int] | None:
+        """The rows [start, end) of ``_req_matrix`` holding the card's written requests (None:
+        it has none, or is not active)."""
+        group = np.flatnonzero(self._req_rows == self._row.get(card_id, -1))
+        if not len(group):
+            return None
+        g = int(group[0])
+        end = self._req_starts[g + 1] if g + 1 < len(self._req_starts) else len(self._req_matrix)
+        return int(self._req_starts[g]), int(end)
+
     @contextlib.contextmanager
     def requests_withheld(self, card_id: str) -> Iterator[None]:
         """Within the block, the card's written requests match no question (their cosine counts
@@ -392,13 +402,11 @@ class ToolIndex:
         REQUEST_WEIGHT): a conservative stand-in for a question none of its requests was
         written from. ``toolrag eval gate --requests`` searches each written request this way.
         Not for concurrent searches: the request vectors are zeroed in place and restored."""
-        group = np.flatnonzero(self._req_rows == self._row.get(card_id, -1))
-        if not len(group):
+        span = self._request_span(card_id)
+        if span is None:
             yield
             return
-        g = int(group[0])
-        end = self._req_starts[g + 1] if g + 1 < len(self._req_starts) else len(self._req_matrix)
-        start = int(self._req_starts[g])
+        start, end = span
         saved = self._req_matrix[start:end].copy()
         self._req_matrix[start:end] = 0.0
         try:
