@@ -43,6 +43,49 @@ def test_no_tool_queries_are_scored_only_when_the_search_can_return_nothing() ->
     assert scored.as_json()["no_tool_accuracy"] == 0.6667 and scored.as_json()["n_no_tool"] == 3
 
 
+def test_a_gated_search_is_scored_at_each_k_as_the_agent_would_be_offered_it() -> None:
+    # a gate at 0.5 judges the k tools asked for together: q1's right tool comes first at a
+    # cosine of 0.4, and only its second tool (0.6) opens the gate, so an agent offered one
+    # tool gets none, and one offered two gets both
+    cosines = {"q1": [("x", 0.4), ("y", 0.6)], "q2": [("z", 0.3), ("x", 0.7)]}
+
+    def gated(query: str, k: int) -> list[str]:
+        top = cosines[query][:k]
+        return [n for n, _ in top] if any(c >= 0.5 for _, c in top) else []
+
+    queries = [
+        RetrievalQuery(id="1", query="q1", expected=["x"]),
+        RetrievalQuery(id="2", query="q2", expected=[]),
+    ]
+    report = evaluate("fake", 3, queries, gated, ks=(1, 2), score_no_tool=True, each_k=True)
+    assert report.recall == {1: 0.0, 2: 1.0}
+    assert report.mrr == 1.0  # read from the one deep search, as before
+    # q2 expects no tool: offered one it gets none, offered two (the largest k) it gets both
+    assert report.no_tool_accuracy == 0.0
+    assert report.misses == [{"id": "2", "query": "q2", "expected": [], "got": ["z", "x"]}]
+    # a prefix of one deep search would have scored Recall@1 as 1.0
+    prefix = evaluate("fake", 3, queries, gated, ks=(1, 2), score_no_tool=True)
+    assert prefix.recall[1] == 1.0
+
+
+def test_eval_tools_with_a_gate_agrees_with_eval_gate_at_each_k(tmp_path: Path) -> None:
+    index = str(tmp_path / "index")
+    common = ["--tools", str(POOL), "--queries", str(QUERIES), "--index-dir", index, "--json"]
+    sweeps = {}
+    for k in ("1", "5"):
+        swept = CliRunner().invoke(app, ["eval", "gate", *common, "--k", k,
+                                         "--start", "0.2", "--stop", "0.5"])  # fmt: skip
+        assert swept.exit_code == 0, swept.output
+        sweeps[k] = {p["at"]: p for p in json.loads(swept.stdout)["points"]}
+    assert len({p["recall"] for p in sweeps["1"].values()}) > 1  # the cuts differ
+    for at in list(sweeps["1"])[::3]:
+        result = _eval(tmp_path, "--index-dir", index, "--gate", str(at), "--k", "1,5")
+        row = json.loads(result.stdout)
+        assert row["recall@1"] == sweeps["1"][at]["recall"], (at, row)
+        assert row["recall@5"] == sweeps["5"][at]["recall"], (at, row)
+        assert row["no_tool_accuracy"] == sweeps["5"][at]["no_tool"], (at, row)
+
+
 def test_floor_scores_the_no_tool_query_for_toolrag_and_plain_objectindex(
     tmp_path: Path,
 ) -> None:

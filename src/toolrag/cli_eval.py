@@ -163,8 +163,9 @@ def eval_tools(
         typer.Option(
             help="Relevance gate (a cosine): a query gets no tools when none of its top k "
             "reaches it, else all k whatever their own cosines (what TOOLRAG_TOOL_GATE does for "
-            "the agent). Scores the queries that expect no tool like --floor, for the same "
-            "strategies."
+            "the agent). Each Recall@k is searched at its own k, so the gate sees the k tools "
+            "an agent would be offered; the queries that expect no tool are scored like "
+            "--floor, at the largest k, for the same strategies."
         ),
     ] = None,
 ) -> None:

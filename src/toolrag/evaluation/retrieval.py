@@ -113,11 +113,18 @@ def evaluate(
     search: Callable[[str, int], list[str]],
     ks: Sequence[int] = (1, 5, 10),
     score_no_tool: bool = False,
+    each_k: bool = False,
 ) -> RetrievalReport:
     """Run ``search(query, k)`` for each query (timed, query embedding included) and score.
     With ``score_no_tool``, a query expecting nothing is right when the search returns nothing
-    (``no_tool_accuracy``); its time is not in the latency, which is the answerable queries'."""
+    (``no_tool_accuracy``); its time is not in the latency, which is the answerable queries'.
+
+    ``each_k``: the search is not a prefix of a deeper one (a relevance gate judges the k tools
+    it is asked for together), so each Recall@k comes from its own ``search(query, k)``: what
+    an agent offered k tools gets. ``no_tool_accuracy`` and the misses are then those of the
+    largest k; MRR and nDCG@10 still read one search ``max(ks, 10)`` deep, as latency does."""
     depth = max(*ks, 10)
+    widest = max(ks)
     recalls: dict[int, list[float]] = {k: [] for k in ks}
     rr: list[float] = []
     ndcg: list[float] = []
@@ -129,23 +136,24 @@ def evaluate(
         got = search(q.query, depth)
         lat.append((time.perf_counter() - t0) * 1000)
         expected = set(q.expected)
+        offered = {k: search(q.query, k) if each_k else got[:k] for k in ks}
         for k in ks:
-            recalls[k].append(len(expected & set(got[:k])) / len(expected))
+            recalls[k].append(len(expected & set(offered[k])) / len(expected))
         rank = next((i for i, g in enumerate(got) if g in expected), None)
         rr.append(0.0 if rank is None else 1.0 / (rank + 1))
         dcg = sum(1 / math.log2(i + 2) for i, g in enumerate(got[:10]) if g in expected)
         ideal = sum(1 / math.log2(i + 2) for i in range(min(len(expected), 10)))
         ndcg.append(dcg / ideal)
-        if not expected <= set(got[: max(ks)]):
+        if not expected <= set(offered[widest]):
             misses.append(
-                {"id": q.id, "query": q.query, "expected": q.expected, "got": got[: max(ks)]}
+                {"id": q.id, "query": q.query, "expected": q.expected, "got": offered[widest]}
             )
     no_tool = [q for q in queries if not q.expected]
     empty = 0
     for q in no_tool if score_no_tool else []:
-        got = search(q.query, depth)
+        got = search(q.query, widest if each_k else depth)[:widest]
         if got:
-            misses.append({"id": q.id, "query": q.query, "expected": [], "got": got[: max(ks)]})
+            misses.append({"id": q.id, "query": q.query, "expected": [], "got": got})
         else:
             empty += 1
     n = max(len(scored), 1)

@@ -94,7 +94,9 @@ def run_tool_eval(
     gate: float | None = None,
 ) -> list[RetrievalReport]:
     """Evaluate each strategy on the same pool and queries, in this process. With a ``floor``
-    or a ``gate``, the queries that expect no tool are scored too (``no_tool_accuracy``)."""
+    or a ``gate``, the queries that expect no tool are scored too (``no_tool_accuracy``). A
+    gate judges the k tools it offers together, so each Recall@k is searched at its own k and
+    ``no_tool_accuracy`` is that of the largest k (what an agent offered that many gets)."""
     sets = {"queries": queries}
     return run_tool_evals(cards, sets, strategies, embed, ks, index_dir, translator, floor, gate)[
         "queries"
@@ -128,5 +130,7 @@ def run_tool_evals(
         for strategy in strategies:
             search = searcher(strategy, cards, embed, index, floor, gate)
             for name, queries in query_sets.items():
-                reports[name].append(evaluate(strategy, len(cards), queries, search, ks, scored))
+                reports[name].append(
+                    evaluate(strategy, len(cards), queries, search, ks, scored, gate is not None)
+                )
     return reports
