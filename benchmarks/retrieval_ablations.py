@@ -625,17 +625,18 @@ def _intent(reply: str) -> str:
     return lines[0] if lines else ""
 
 
-def _write_intents(bench: Bench, ranks: dict[str, int], n: int, seed: int = 0) -> None:
-    """Draws ``n`` misses and ``2 n`` hits of `best+requests` (seeded) and records the
-    configured LLM's restatement of each one ``INTENTS`` lacks."""
+def _write_intents(found: dict[str, bool], n: int, seed: int = 0) -> None:
+    """Draws ``n`` misses and ``2 n`` hits of `best+requests` (``found``: whether a question's
+    tools were in its top 5; seeded) and records the configured LLM's restatement of each one
+    ``INTENTS`` lacks."""
     import random
 
     from toolrag.llms import make_llm
 
     recorded = {json.loads(line)["query"] for line in INTENTS.read_text().splitlines()}
     rng = random.Random(seed)
-    misses = sorted(q for q, r in ranks.items() if r > 5 and q not in recorded)
-    hits = sorted(q for q, r in ranks.items() if r <= 5 and q not in recorded)
+    misses = sorted(q for q, hit in found.items() if not hit and q not in recorded)
+    hits = sorted(q for q, hit in found.items() if hit and q not in recorded)
     draw = rng.sample(misses, min(n, len(misses))) + rng.sample(hits, min(2 * n, len(hits)))
     llm = make_llm(Settings())
     with INTENTS.open("a") as record:
@@ -672,8 +673,7 @@ def intents(bench: Bench, write: int = 0) -> dict[str, Any]:
     # the baseline searched as the benchmarks search (k = 10), its deeper list for the fusions
     before = [found(ranked(q.query, vectors[n], 10), n) for n, q in enumerate(queries)]
     if write:
-        ranks = {q.query: 1 if before[n] else POOL + 1 for n, q in enumerate(queries)}
-        _write_intents(bench, ranks, write)
+        _write_intents({q.query: before[n] for n, q in enumerate(queries)}, write)
     said = {}
     for line in INTENTS.read_text().splitlines():
         row = json.loads(line)
@@ -681,13 +681,16 @@ def intents(bench: Bench, write: int = 0) -> dict[str, Any]:
     sample = [n for n, q in enumerate(queries) if q.query in said]
     texts = [said[queries[n].query]["intent"] or queries[n].query for n in sample]
     intent_vectors = bench.vectorize(texts)
+    # each sampled question's and restatement's own rankings, searched once for every variant
+    asked = {n: ranked(queries[n].query, vectors[n]) for n in sample}
+    restated = {n: ranked(i, v) for n, i, v in zip(sample, texts, intent_vectors, strict=True)}
     variants: dict[str, Callable[[int, str, np.ndarray], list[str]]] = {
-        "the restatement alone": lambda n, i, v: ranked(i, v),
+        "the restatement alone": lambda n, i, v: restated[n],
         "fused with the question by reciprocal rank": lambda n, i, v: fused(
-            [ranked(queries[n].query, vectors[n]), ranked(i, v)], [1.0, 1.0]
+            [asked[n], restated[n]], [1.0, 1.0]
         ),
         "the same, restatement at half weight": lambda n, i, v: fused(
-            [ranked(queries[n].query, vectors[n]), ranked(i, v)], [1.0, 0.5]
+            [asked[n], restated[n]], [1.0, 0.5]
         ),
         "half its vector added to the question's": lambda n, i, v: ranked(
             queries[n].query, unit(vectors[n]) + 0.5 * unit(v)
