@@ -136,7 +136,8 @@ def evaluate(
         got = search(q.query, depth)
         lat.append((time.perf_counter() - t0) * 1000)
         expected = set(q.expected)
-        offered = {k: search(q.query, k) if each_k else got[:k] for k in ks}
+        # with each_k, a k as deep as the timed search is that search itself
+        offered = {k: search(q.query, k) if each_k and k != depth else got[:k] for k in ks}
         for k in ks:
             recalls[k].append(len(expected & set(offered[k])) / len(expected))
         rank = next((i for i, g in enumerate(got) if g in expected), None)
