@@ -76,6 +76,7 @@ from toolrag.cards import ToolCard, load_tool_list, split_name
 from toolrag.embeddings import embed_model_path, embedding_name, make_embedding
 from toolrag.evaluation.retrieval import evaluate, load_queries
 from toolrag.query_adapter import QueryAdapter, fit_query_adapter
+from toolrag.rank_fusion import reciprocal_rank_fusion
 from toolrag.steps import sub_queries
 from toolrag.synthetic import SyntheticQueries
 from toolrag.toolindex import (
@@ -664,10 +665,7 @@ def intents(bench: Bench, write: int = 0) -> dict[str, Any]:
         return set(queries[n].expected) <= set(names[:5])
 
     def fused(lists: Sequence[list[str]], weights: Sequence[float]) -> list[str]:
-        scores: dict[str, float] = {}
-        for names, weight in zip(lists, weights, strict=True):
-            for n, name in enumerate(names):
-                scores[name] = scores.get(name, 0.0) + weight / (toolindex.RRF_K + n + 1)
+        scores = reciprocal_rank_fusion(lists, weights)
         return sorted(scores, key=lambda name: -scores[name])
 
     # the baseline searched as the benchmarks search (k = 10), its deeper list for the fusions

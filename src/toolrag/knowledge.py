@@ -27,9 +27,9 @@ from pydantic import BaseModel, Field
 
 from toolrag.corpus.base import ContentType, Loader, Record, file_sha256
 from toolrag.errors import IndexMissingError, IngestError, ToolragError
+from toolrag.rank_fusion import reciprocal_rank_fusion
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
-RRF_K = 60
 
 _TEXT_FIELDS = (
     "id",
@@ -305,13 +305,11 @@ class ContentIndex:
             return [Hit.from_row(r, 1 - r["_distance"], 1 - r["_distance"]) for r in dense[:k]]
         if mode == "bm25":
             return [Hit.from_row(r, float(r.get("_score", 0.0)), None) for r in sparse[:k]]
-        fused: dict[str, float] = {}
+        fused = reciprocal_rank_fusion([r["id"] for r in ranking] for ranking in (dense, sparse))
         rows: dict[str, dict[str, Any]] = {}
         sims: dict[str, float] = {}
-        for ranking in (dense, sparse):
-            for rank, row in enumerate(ranking):
-                fused[row["id"]] = fused.get(row["id"], 0.0) + 1.0 / (RRF_K + rank + 1)
-                rows.setdefault(row["id"], row)
+        for row in (*dense, *sparse):
+            rows.setdefault(row["id"], row)
         for row in dense:
             sims[row["id"]] = 1 - row["_distance"]
         order = sorted(fused, key=lambda i: (-fused[i], i))[:k]

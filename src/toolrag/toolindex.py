@@ -47,10 +47,10 @@ from toolrag.cards import ToolCard
 from toolrag.prerequisites import FORMAT as REQUIREMENTS_FORMAT
 from toolrag.prerequisites import Requirements, requirements
 from toolrag.query_adapter import QueryAdapter, adapter_key, fit_query_adapter
+from toolrag.rank_fusion import reciprocal_rank_fusion
 from toolrag.steps import split_steps
 
 Strategy = Literal["dense", "bm25", "hybrid", "best"]
-RRF_K = 60
 # Weight of the max-normalised BM25 score added to the cosine in ``best``
 # (``ToolIndex.bm25_weight``): BM25_WEIGHT for a request of one step. A request that splits into
 # steps is one embedding of several intents, blurred, so its lexical evidence weighs more:
@@ -492,11 +492,8 @@ class ToolIndex:
         sparse = _POOL.submit(self._bm25, query, pool)
         dense = self._dense(query, pool, embedding)
         sims = dict(dense)
-        scores: dict[str, float] = {}
-        for ranking in (dense, sparse.result()):
-            for rank, (tid, _) in enumerate(ranking):
-                scores[tid] = scores.get(tid, 0.0) + 1.0 / (RRF_K + rank + 1)
-        return scores, sims
+        rankings = ([tid for tid, _ in ranking] for ranking in (dense, sparse.result()))
+        return reciprocal_rank_fusion(rankings), sims
 
     def _candidates(
         self, query: str, pool: int, embedding: Sequence[float] | None = None
