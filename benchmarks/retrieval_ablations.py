@@ -577,11 +577,16 @@ def _dbsf(weight: float) -> Callable[..., tuple[dict[str, float], dict[str, floa
     `best` passes in is ignored)."""
 
     def blended(
-        self: ToolIndex, query: str, pool: int, _: float, embedding: Any = None
+        self: ToolIndex,
+        query: str,
+        pool: int,
+        _: float,
+        embedding: Any = None,
+        include: Sequence[str] = (),
     ) -> tuple[dict[str, float], dict[str, float]]:
         if not self._ids:
             return {}, {}
-        ranked, sims, lexical = self._candidates(query, pool, embedding)
+        ranked, sims, lexical = self._candidates(query, pool, embedding, include)
         dense = np.sort(ranked)[-pool:]  # the ranking scores of the pool's dense candidates
         low, spread = dense.mean() - 3 * dense.std(), 6 * dense.std() or 1.0
         scores = {tid: float((ranked[self._row[tid]] - low) / spread) for tid in sims}

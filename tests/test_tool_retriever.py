@@ -48,6 +48,17 @@ def test_resolves_a_tool_by_name_even_when_retrieval_would_not(parts) -> None:
     assert names(retriever.retrieve("get_weather")) == ["get_weather"]
 
 
+def test_a_tool_the_question_names_is_offered(parts) -> None:
+    index, tools = parts
+    retriever = make_tool_retriever(index, tools, k=1)
+    asked = "Will it rain in Paris? Send the answer to me with send_email."
+    assert names(retriever.retrieve(asked)) == ["send_email"]
+    assert names(make_tool_retriever(index, tools, k=2).retrieve(asked)) == [
+        "send_email",
+        "get_weather",
+    ]
+
+
 def test_sticky_tools_survive_later_turns(parts) -> None:
     index, tools = parts
     retriever = make_tool_retriever(index, tools, k=1)

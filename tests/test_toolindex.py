@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -132,10 +133,15 @@ def test_bm25_weight_of_a_multi_step_request_falls_with_the_share_of_written_req
     blended = ToolIndex._blended
 
     def recorded(
-        self: ToolIndex, query: str, pool: int, weight: float, embedding: list[float] | None = None
+        self: ToolIndex,
+        query: str,
+        pool: int,
+        weight: float,
+        embedding: list[float] | None = None,
+        include: Sequence[str] = (),
     ) -> tuple[dict[str, float], dict[str, float]]:
         weights.append(weight)
-        return blended(self, query, pool, weight, embedding)
+        return blended(self, query, pool, weight, embedding, include)
 
     monkeypatch.setattr(ToolIndex, "_blended", recorded)
     index.retrieve("convert 100 dollars to euros and then get the weather in Paris", k=5)
@@ -350,7 +356,7 @@ def _scripted_index(
     whole |= {"convert_document_to_pdf": 0.6, "send_email": 0.5}
 
     def blended(
-        query: str, pool: int, weight: float, embedding: object = None
+        query: str, pool: int, weight: float, embedding: object = None, include: object = ()
     ) -> tuple[dict, dict]:
         if query in steps:
             scores = {ids[n]: steps[query].get(n, others) for n in ids}
@@ -666,3 +672,22 @@ def test_a_sync_stopped_before_the_text_index_is_finished_by_the_next(
     assert reopened.sync(cards[:4]).embedded == 0
     assert reopened._open().index_stats("text_idx").num_unindexed_rows == 0
     assert reopened.retrieve("pdf", k=1, strategy="bm25")[0].name == card.name
+
+
+def test_a_tool_the_question_names_ranks_first_past_floor_and_gate(
+    cards: list[ToolCard], embed: object, tmp_path: Path
+) -> None:
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(cards)
+    question = "Will it rain in Paris tomorrow?"
+    assert index.retrieve(question, k=2)[0].name == "get_weather"
+    named = index.retrieve(f"{question} Answer with send_email.", k=2)
+    assert [h.name for h in named] == ["send_email", "get_weather"]
+    joke = "Tell me a joke about penguins"
+    assert index.retrieve(joke, k=3, floor=0.2) == []
+    assert index.retrieve(joke, k=3, gate=0.2) == []
+    asked = f"{joke} and mail it with send_email"
+    assert [h.name for h in index.retrieve(asked, k=3, floor=0.2)] == ["send_email"]
+    assert index.retrieve(asked, k=3, gate=0.2)[0].name == "send_email"
+    # the plain strategies stay as they were: only `best` reads names
+    assert "send_email" not in [h.name for h in index.retrieve(question, k=1, strategy="dense")]

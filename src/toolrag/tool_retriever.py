@@ -4,6 +4,8 @@ A LlamaIndex ``ObjectRetriever`` over a ``BaseRetriever`` whose nodes carry tool
 object-node mapping that resolves a name to the registered tool. On top of retrieval:
 
 - pinned tools are always offered;
+- a tool the question names ("... with send_email") comes first (:meth:`ToolIndex.retrieve`,
+  :mod:`toolrag.tool_names`);
 - a ``floor`` or a ``gate`` (cosines, :meth:`ToolIndex.retrieve`) lets a question no tool fits
   get none, so the agent answers it without tools;
 - a tool whose parameter takes another tool's output brings that tool along
@@ -21,7 +23,6 @@ object-node mapping that resolves a name to the registered tool. On top of retri
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,9 +33,9 @@ from llama_index.core.objects.base_node_mapping import BaseObjectNodeMapping
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 from llama_index.core.tools import BaseTool
 
+from toolrag.tool_names import TOOL_NAME
 from toolrag.toolindex import ToolIndex
 
-TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*")
 UnknownTool = Callable[[str], BaseTool]
 
 

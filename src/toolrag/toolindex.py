@@ -22,7 +22,9 @@ from them (:mod:`toolrag.query_adapter`, saved beside the table and fitted again
 cards or their requests change): questions are ranked against the documents in the adapted
 space, while the similarity reported (and the floor) stays the plain cosine. With a
 ``translator`` (:mod:`toolrag.translation`), a question written mostly outside the English
-alphabet is searched in the English the LLM translates it into.
+alphabet is searched in the English the LLM translates it into. A tool the question names by its
+identifier-shaped name ("search it with search_web_tool", :mod:`toolrag.tool_names`) ranks
+first in ``best``: the user asked for it.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from toolrag.prerequisites import Requirements, requirements
 from toolrag.query_adapter import QueryAdapter, adapter_key, fit_query_adapter
 from toolrag.rank_fusion import reciprocal_rank_fusion
 from toolrag.steps import split_steps
+from toolrag.tool_names import NameFinder
 
 Strategy = Literal["dense", "bm25", "hybrid", "best"]
 # Weight of the max-normalised BM25 score added to the cosine in ``best``
@@ -152,6 +155,11 @@ def _rank_order(item: tuple[str, float]) -> tuple[float, str]:
     return -item[1], item[0]
 
 
+def _named_first(ranked: list[tuple[str, float]], named: set[str]) -> list[tuple[str, float]]:
+    """The ranking with the tools the question names moved to the front, in their order."""
+    return [r for r in ranked if r[0] in named] + [r for r in ranked if r[0] not in named]
+
+
 class ToolIndex:
     """Persistent Tool RAG index over a LanceDB table (``index_dir/<table>.lance``)."""
 
@@ -183,6 +191,10 @@ class ToolIndex:
         # (:mod:`toolrag.prerequisites`); ``best`` places them after the card when on
         self.requires: Requirements = {}
         self.place_requirements = True
+        # the active cards' names -> ids, and which of them a question names (``best`` ranks
+        # a tool the question names first)
+        self._by_name: dict[str, str] = {}
+        self._names = NameFinder(())
 
     # --- storage -------------------------------------------------------------------------------
     def _open(self) -> Any:
@@ -362,6 +374,7 @@ class ToolIndex:
         if table is None:
             self._ids, self._matrix = [], np.zeros((0, 0), dtype=np.float32)
             self._row = {}
+            self._by_name, self._names = {}, NameFinder(())
             self._penalty = np.zeros(0, dtype=np.float32)
             self.adapter = None
             return
@@ -370,6 +383,8 @@ class ToolIndex:
         keep = [n for n, i in enumerate(ids) if i in self.cards and not self.cards[i].deprecated_by]
         self._ids = [ids[n] for n in keep]
         self._row = {tid: n for n, tid in enumerate(self._ids)}
+        self._by_name = {self.cards[tid].name: tid for tid in self._ids}
+        self._names = NameFinder(self._by_name)
         self._matrix = _unit_rows(data)[keep]
         hashes = data.column("hash").to_pylist()
         self._load_requests([hashes[n] for n in keep])
@@ -496,31 +511,41 @@ class ToolIndex:
         return reciprocal_rank_fusion(rankings), sims
 
     def _candidates(
-        self, query: str, pool: int, embedding: Sequence[float] | None = None
+        self,
+        query: str,
+        pool: int,
+        embedding: Sequence[float] | None = None,
+        include: Sequence[str] = (),
     ) -> tuple[np.ndarray, dict[str, float], list[tuple[str, float]]]:
         """Both sides of a search: every active card's ranking score (:meth:`_cosines`), the
         candidates with their cosines (the ``pool`` best by ranking score, then BM25's other
-        matches) and BM25's matches with their scores."""
+        matches, then the cards ``include`` names) and BM25's matches with their scores."""
         sparse = _POOL.submit(self._bm25, query, pool)
         ranked, cosines = self._cosines(query, embedding)
         sims = dict(self._top(ranked, cosines, pool))
         lexical = sparse.result()
-        for tid, _ in lexical:
+        for tid in [*(t for t, _ in lexical), *include]:
             sims.setdefault(tid, float(cosines[self._row[tid]]))
         return ranked, sims, lexical
 
     def _blended(
-        self, query: str, pool: int, weight: float, embedding: Sequence[float] | None = None
+        self,
+        query: str,
+        pool: int,
+        weight: float,
+        embedding: Sequence[float] | None = None,
+        include: Sequence[str] = (),
     ) -> tuple[dict[str, float], dict[str, float]]:
         """Score-level fusion: every card's cosine plus ``weight`` (:meth:`bm25_weight`) times
         its BM25 score relative to the query's best BM25 match.
 
         Unlike reciprocal rank, this keeps how far apart the candidates are: a card that both
         rankings like by a wide margin stays ahead of one that wins a near-tie in one of them.
+        The cards ``include`` lists are scored too, wherever they rank.
         """
         if not self._ids:
             return {}, {}
-        ranked, sims, lexical = self._candidates(query, pool, embedding)
+        ranked, sims, lexical = self._candidates(query, pool, embedding, include)
         scores = {tid: float(ranked[self._row[tid]]) for tid in sims}
         best = max((s for _, s in lexical), default=0.0)
         if best > 0:
@@ -607,13 +632,17 @@ class ToolIndex:
         below a closer one is not cut. ``embedding``: the query's vector when the
         caller has it already (a LlamaIndex retriever embeds before it queries the store).
         With a ``translator``, the question is searched as it returns it (``translate=False``:
-        as it is), and a translated question is embedded again."""
+        as it is), and a translated question is embedded again. ``best`` ranks first each tool
+        the question names (by an identifier-shaped name, :mod:`toolrag.tool_names`: "look it
+        up with search_web_tool"), and neither the floor nor the gate drops it."""
+        asked = query
         if translate:
             searched = self.search_text(query)
             if searched != query:
                 query, embedding = searched, None
         pool = max(k * 4, 50)
         sims: dict[str, float]
+        named: list[str] = []  # the cards ``best`` found named in the question
         needed: dict[str, str] = {}  # a prerequisite placed by ``best`` -> the tool needing it
         if strategy == "dense":
             ranked = self._dense(query, pool, embedding)
@@ -626,7 +655,8 @@ class ToolIndex:
         else:
             parts, marked = split_steps(query)
             weight = self.bm25_weight(steps=bool(parts))
-            scores, sims = self._blended(query, pool, weight, embedding)
+            named = [self._by_name[n] for n in self._names(f"{asked}\n{query}")]
+            scores, sims = self._blended(query, pool, weight, embedding, named)
             steps = [self._blended(part, pool, weight) for part in parts]
             if marked:
                 # A request that marks its steps ("First, ... Also, ...") asks for several
@@ -637,15 +667,19 @@ class ToolIndex:
                         scores[tid] = max(scores.get(tid, score), score)
                         sims[tid] = max(sims.get(tid, -1.0), part_sims.get(tid, -1.0))
             ranked = self._cover_steps(sorted(scores.items(), key=_rank_order), sims, steps)
+            if named:
+                ranked = _named_first(ranked, set(named))
             if self.place_requirements and self.requires:
                 ranked, needed = self._with_requirements(ranked, scores)
         hits = []
         admitted: set[str] = set()
         for tid, score in ranked:
             sim = sims.get(tid)
-            # a prerequisite comes with the tool that needs it, whatever its own cosine
+            # a prerequisite comes with the tool that needs it, and a named tool comes because
+            # the question names it, whatever their own cosines
             with_needer = needed.get(tid) in admitted
-            if not with_needer and floor is not None and (sim is None or sim < floor):
+            kept = with_needer or tid in named
+            if not kept and floor is not None and (sim is None or sim < floor):
                 continue
             admitted.add(tid)
             hits.append(
@@ -659,6 +693,8 @@ class ToolIndex:
             )
             if len(hits) == k:
                 break
-        if gate is not None and not any(sims.get(h.id, -2.0) >= gate for h in hits):
-            return []  # no tool fits: none of the k reaches the gate
+        if gate is not None and not any(
+            h.id in named or sims.get(h.id, -2.0) >= gate for h in hits
+        ):
+            return []  # no tool fits: none of the k reaches the gate, and none is named
         return hits
