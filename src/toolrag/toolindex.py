@@ -191,10 +191,8 @@ class ToolIndex:
         # (:mod:`toolrag.prerequisites`); ``best`` places them after the card when on
         self.requires: Requirements = {}
         self.place_requirements = True
-        # the active cards' names -> ids, and which of them a question names (``best`` ranks
-        # a tool the question names first)
-        self._by_name: dict[str, str] = {}
-        self._names = NameFinder(())
+        # the ids of the active cards a question names (``best`` ranks them first)
+        self._named: NameFinder[str] = NameFinder({})
 
     # --- storage -------------------------------------------------------------------------------
     def _open(self) -> Any:
@@ -374,7 +372,7 @@ class ToolIndex:
         if table is None:
             self._ids, self._matrix = [], np.zeros((0, 0), dtype=np.float32)
             self._row = {}
-            self._by_name, self._names = {}, NameFinder(())
+            self._named = NameFinder({})
             self._penalty = np.zeros(0, dtype=np.float32)
             self.adapter = None
             return
@@ -383,8 +381,7 @@ class ToolIndex:
         keep = [n for n, i in enumerate(ids) if i in self.cards and not self.cards[i].deprecated_by]
         self._ids = [ids[n] for n in keep]
         self._row = {tid: n for n, tid in enumerate(self._ids)}
-        self._by_name = {self.cards[tid].name: tid for tid in self._ids}
-        self._names = NameFinder(self._by_name)
+        self._named = NameFinder({self.cards[tid].name: tid for tid in self._ids})
         self._matrix = _unit_rows(data)[keep]
         hashes = data.column("hash").to_pylist()
         self._load_requests([hashes[n] for n in keep])
@@ -655,7 +652,7 @@ class ToolIndex:
         else:
             parts, marked = split_steps(query)
             weight = self.bm25_weight(steps=bool(parts))
-            named = [self._by_name[n] for n in self._names(f"{asked}\n{query}")]
+            named = self._named(f"{asked}\n{query}")
             scores, sims = self._blended(query, pool, weight, embedding, named)
             steps = [self._blended(part, pool, weight) for part in parts]
             if marked:
