@@ -137,7 +137,10 @@ def test_the_rest_service_stopped_in_the_middle_of_a_run(tmp_path: Path) -> None
         tools = [
             t for t in OpenAPIToolSpec(config, doc).to_tool_list() if t.metadata.name in wanted
         ]
-        answer, audit, _ = _run(tools, turns, tmp_path)
+        # as in the toolbox, REST tools keep their own deadline (timeout_s, retries) instead of
+        # the guard's 0.5 s here: a refused connection, the retry pause and the second refusal
+        # can take longer than 0.5 s on a loaded machine, which the guard would call TIMEOUT
+        answer, audit, _ = _run(tools, turns, tmp_path, inline=wanted)
     finally:
         if not stopped:
             server.__exit__(None, None, None)
