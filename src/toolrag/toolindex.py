@@ -652,7 +652,7 @@ class ToolIndex:
         else:
             parts, marked = split_steps(query)
             weight = self.bm25_weight(steps=bool(parts))
-            named = self._named(f"{asked}\n{query}")
+            named = self._named(asked if asked == query else f"{asked}\n{query}")
             scores, sims = self._blended(query, pool, weight, embedding, named)
             steps = [self._blended(part, pool, weight) for part in parts]
             if marked:
