@@ -691,3 +691,17 @@ def test_a_tool_the_question_names_ranks_first_past_floor_and_gate(
     assert index.retrieve(asked, k=3, gate=0.2)[0].name == "send_email"
     # the plain strategies stay as they were: only `best` reads names
     assert "send_email" not in [h.name for h in index.retrieve(question, k=1, strategy="dense")]
+
+
+def test_a_quoted_one_word_tool_name_ranks_first(tmp_path: Path, embed: object) -> None:
+    pool = [
+        ToolCard(name="translate", description="Translate text from one language to another."),
+        ToolCard(name="get_weather", description="Current weather and forecast for a city."),
+    ]
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(pool)
+    question = "What is the weather in Paris? Say it in French"
+    assert index.retrieve(question, k=2)[0].name == "get_weather"
+    assert index.retrieve(f"{question} with the `translate` tool", k=2)[0].name == "translate"
+    # unquoted, "translate" is an ordinary word of the question
+    assert index.retrieve(f"{question}, translate it", k=2)[0].name == "get_weather"

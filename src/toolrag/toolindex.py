@@ -23,8 +23,9 @@ cards or their requests change): questions are ranked against the documents in t
 space, while the similarity reported (and the floor) stays the plain cosine. With a
 ``translator`` (:mod:`toolrag.translation`), a question written mostly outside the English
 alphabet is searched in the English the LLM translates it into. A tool the question names by its
-identifier-shaped name ("search it with search_web_tool", :mod:`toolrag.tool_names`) ranks
-first in ``best``: the user asked for it.
+identifier-shaped name ("search it with search_web_tool") or by a quoted one-word name ("use
+the `translate` tool", :mod:`toolrag.tool_names`) ranks first in ``best``: the user asked for
+it.
 """
 
 from __future__ import annotations
@@ -630,8 +631,8 @@ class ToolIndex:
         caller has it already (a LlamaIndex retriever embeds before it queries the store).
         With a ``translator``, the question is searched as it returns it (``translate=False``:
         as it is), and a translated question is embedded again. ``best`` ranks first each tool
-        the question names (by an identifier-shaped name, :mod:`toolrag.tool_names`: "look it
-        up with search_web_tool"), and neither the floor nor the gate drops it."""
+        the question names (by an identifier-shaped or a quoted name, :mod:`toolrag.tool_names`:
+        "look it up with search_web_tool"), and neither the floor nor the gate drops it."""
         asked = query
         if translate:
             searched = self.search_text(query)
