@@ -15,7 +15,9 @@ from toolrag import Toolbox
 from toolrag.guard import AgentProfile, ApprovalRequest
 from toolrag.sample_api import running_server
 from toolrag.settings import Settings
+from toolrag.tools.content import CONTENT_TOOL_TYPES
 from toolrag.tools.result import ErrorCode
+from toolrag.tools.self_timed import is_self_timed
 
 from .conftest import DATA, final, react
 
@@ -209,3 +211,18 @@ def test_a_made_up_tool_name_gets_the_closest_real_ones(
     first, second = answer.trace[0], answer.trace[1]
     assert first.error_code == "UNKNOWN_TOOL" and "list_weather_delays" in first.observation
     assert second.success and answer.answer == "6 working days were lost."
+
+
+def test_sql_and_rest_tools_keep_their_deadlines_and_content_tools_get_the_guards(
+    field_api: str, sample_settings: Settings
+) -> None:
+    tb = _toolbox(sample_settings, [])
+    tools = {t.metadata.get_name(): t for t in tb.tools()}
+    own = {name for name, tool in tools.items() if is_self_timed(tool)}
+    content = {name for name in tools if name in CONTENT_TOOL_TYPES}
+    assert content and not own & content  # the guard's tool_timeout_s bounds a content search
+    assert {"run_sql", "cancel_inspection", "get_site_status"} <= own
+    assert own | content == set(tools)
+    # a content search still answers through the guard, under its deadline
+    result = tb.guard.call("search_documents", {"query": "fire rating"})
+    assert result.success, result.error_message

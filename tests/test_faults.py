@@ -22,6 +22,7 @@ from toolrag.llms import ScriptedLLM
 from toolrag.sample_api import running_server
 from toolrag.tools.rest import OpenAPIToolSpec, RestAPIConfig
 from toolrag.tools.result import ToolResult
+from toolrag.tools.self_timed import is_self_timed
 from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
 
 from .conftest import DATA, REPO, final, react
@@ -50,7 +51,7 @@ def flood_tool(x: str = "") -> ToolResult:
 
 
 def _run(
-    tools: Sequence[BaseTool], turns: list[Any], tmp_path: Path, inline: Sequence[str] = ()
+    tools: Sequence[BaseTool], turns: list[Any], tmp_path: Path
 ) -> tuple[Answer, AuditLog, ScriptedLLM]:
     audit = AuditLog(tmp_path / "audit.sqlite")
     guard = ToolGuard(
@@ -58,8 +59,7 @@ def _run(
         [],
         audit=audit,
         store=IdempotencyStore(tmp_path / "idem.sqlite"),
-        default_timeout_s=0.5,
-        inline_tools=inline,  # as in the toolbox: SQL and REST tools keep their own deadlines
+        default_timeout_s=0.5,  # SQL and REST tools are SelfTimedTools: they keep their own
     )
     run = RunState()
     llm = ScriptedLLM(turns=turns)
@@ -137,10 +137,11 @@ def test_the_rest_service_stopped_in_the_middle_of_a_run(tmp_path: Path) -> None
         tools = [
             t for t in OpenAPIToolSpec(config, doc).to_tool_list() if t.metadata.name in wanted
         ]
-        # as in the toolbox, REST tools keep their own deadline (timeout_s, retries) instead of
-        # the guard's 0.5 s here: a refused connection, the retry pause and the second refusal
-        # can take longer than 0.5 s on a loaded machine, which the guard would call TIMEOUT
-        answer, audit, _ = _run(tools, turns, tmp_path, inline=wanted)
+        # REST tools keep their own deadline (timeout_s, retries), not the guard's 0.5 s here:
+        # a refused connection, the retry pause and the second refusal can take longer than
+        # 0.5 s on a loaded machine, which the guard would call TIMEOUT
+        assert all(is_self_timed(t) for t in tools)
+        answer, audit, _ = _run(tools, turns, tmp_path)
     finally:
         if not stopped:
             server.__exit__(None, None, None)
@@ -164,7 +165,7 @@ def test_sqlite_locked_by_another_writer(tmp_path: Path, construction_sqlite: Pa
             final("The database is busy right now, so I could not count the projects."),
             final("The database is busy right now, so I could not count the projects."),
         ]
-        answer, audit, _ = _run(tools, turns, tmp_path, inline=["run_sql"])
+        answer, audit, _ = _run(tools, turns, tmp_path)
     finally:
         writer.rollback()
         writer.close()

@@ -26,6 +26,7 @@ from toolrag.guard import (
     redact_text,
 )
 from toolrag.tools.result import ErrorCode, ToolResult
+from toolrag.tools.self_timed import SelfTimedTool
 
 EFFECTS: list[str] = []
 
@@ -266,6 +267,27 @@ def test_a_hanging_tool_times_out_and_its_thread_stops(state: dict[str, Any]) ->
         time.sleep(0.05)
     assert not ours()
     assert state["audit"].tail()[0].status == "timeout"
+
+
+def slow_but_in_time(seconds: float = 0.6) -> ToolResult:
+    """A tool that stops itself: it answers after ``seconds``, past its card's 0.3 s."""
+    time.sleep(seconds)
+    return ToolResult.ok("answered by its own deadline")
+
+
+def test_a_self_timed_tool_keeps_its_own_deadline(state: dict[str, Any]) -> None:
+    card = ToolCard(name="slow", description="Slow.", timeout_s=0.3)
+    plain = FunctionTool.from_defaults(fn=slow_but_in_time, name="slow")
+    timed = SelfTimedTool.from_defaults(fn=slow_but_in_time, name="slow")
+    assert isinstance(timed, SelfTimedTool)
+    guarded = ToolGuard([plain], [card], audit=state["audit"]).call("slow", {})
+    assert guarded.error_code == ErrorCode.TIMEOUT  # a plain tool gets the card's 0.3 s
+    for own in (
+        ToolGuard([timed], [card], audit=state["audit"]),
+        ToolGuard([plain], [card], audit=state["audit"], inline_tools=["slow"]),
+    ):
+        result = own.call("slow", {})
+        assert result.success and result.data == "answered by its own deadline"
 
 
 def test_a_tool_that_raises_and_a_huge_result(state: dict[str, Any]) -> None:

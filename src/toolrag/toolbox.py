@@ -307,7 +307,6 @@ class Toolbox:
         """The one door of every tool call: the active profile, the approval gate, idempotent
         writes, timeouts and the audit log (SQLite files in ``state_dir``)."""
         state = self.settings.state_dir
-        inline = [t.metadata.get_name() for t in self._spec_tools()]  # own deadlines
         return ToolGuard(
             self.tools(),
             self.cards(),
@@ -316,7 +315,6 @@ class Toolbox:
             approver=self.approver(),
             profile=self.settings.active_profile(),
             default_timeout_s=self.settings.tool_timeout_s,
-            inline_tools=inline,
         )
 
     def approver(self) -> Approver | None:

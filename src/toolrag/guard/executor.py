@@ -3,7 +3,9 @@
 In order, for each call: resolve the tool by name (an unknown name gets the closest real ones),
 check the agent profile, bound and validate the arguments against the tool's schema, stop
 ``delete`` and ``external`` calls at the approval gate, deduplicate ``write`` calls by
-idempotency key, run the tool under its timeout, cap the result, and write one audit record.
+idempotency key, run the tool under its timeout (its card's ``timeout_s``, else the default;
+a :class:`~toolrag.tools.self_timed.SelfTimedTool`, or a tool named in ``inline_tools``, runs
+inline under its own deadline), cap the result, and write one audit record.
 Whatever happens comes back as a :class:`~toolrag.tools.result.ToolResult`; nothing raises
 into the agent.
 """
@@ -31,6 +33,7 @@ from toolrag.guard.redact import redact
 from toolrag.guard.timeouts import run_with_timeout
 from toolrag.tools.approval import approved
 from toolrag.tools.result import ErrorCode, ToolResult
+from toolrag.tools.self_timed import is_self_timed
 
 log = logging.getLogger(__name__)
 
@@ -301,7 +304,7 @@ class ToolGuard:
                 output = tool(**arguments)
             return _as_result(output.raw_output, output.is_error, str(output.content or ""))
 
-        if card.name in self.inline_tools:  # the tool enforces its own deadline
+        if is_self_timed(tool) or card.name in self.inline_tools:  # it keeps its own deadline
             try:
                 return invoke()
             except Exception as exc:

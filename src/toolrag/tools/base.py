@@ -11,7 +11,7 @@ import dataclasses
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from llama_index.core.tools import FunctionTool
 from llama_index.core.tools.tool_spec.base import BaseToolSpec
@@ -20,6 +20,7 @@ from pydantic.fields import FieldInfo
 
 from toolrag.errors import IndexMissingError, InputError, ToolragError
 from toolrag.tools.result import ErrorCode, ToolResult
+from toolrag.tools.self_timed import SelfTimedTool
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +119,11 @@ def call_validated(
 
 
 class GuardedToolSpec(BaseToolSpec):
-    """Base for toolrag tool specs. Subclasses list ``spec_functions`` like any BaseToolSpec."""
+    """Base for toolrag tool specs. Subclasses list ``spec_functions`` like any BaseToolSpec,
+    and set ``self_timed`` when their functions enforce their own deadline (the guard then runs
+    their tools inline, :mod:`toolrag.tools.self_timed`)."""
+
+    self_timed: ClassVar[bool] = False
 
     def describe_tool(self, name: str, description: str) -> str:
         """The tool's description; a spec over user data appends what that data holds."""
@@ -149,5 +154,6 @@ class GuardedToolSpec(BaseToolSpec):
                 description=self.describe_tool(name, description),
                 fn_schema=schema,
             )
-            tools.append(FunctionTool(fn=run, metadata=metadata))
+            kind = SelfTimedTool if self.self_timed else FunctionTool
+            tools.append(kind(fn=run, metadata=metadata))
         return tools

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from toolrag.cards import SideEffect, ToolCard
 from toolrag.errors import ConfigError
 from toolrag.tools.result import ErrorCode, Source, ToolResult
+from toolrag.tools.self_timed import SelfTimedTool
 
 
 class MCPServerConfig(BaseModel):
@@ -149,4 +150,5 @@ class MCPSource:
             data = getattr(raw, "structured_content", None) or text or str(output.content)
             return ToolResult.ok(data, sources=[Source(file=f"mcp:{server}", locator=name)])
 
-        return FunctionTool(async_fn=call, metadata=tool.metadata)
+        # the MCP client's read timeout (``timeout_s``) bounds each call
+        return SelfTimedTool(async_fn=call, metadata=tool.metadata)

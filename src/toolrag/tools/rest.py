@@ -40,6 +40,7 @@ from toolrag.tools.approval import is_approved
 from toolrag.tools.base import call_validated
 from toolrag.tools.openapi_doc import Operation, load_document, operations, snake
 from toolrag.tools.result import ErrorCode, Source, ToolResult
+from toolrag.tools.self_timed import SelfTimedTool
 
 SideEffect = Literal["read", "write", "delete", "external"]
 _BLOCKED_HEADERS = {"host", "authorization", "cookie", "content-length", "transfer-encoding"}
@@ -513,7 +514,7 @@ class OpenAPIToolSpec(BaseToolSpec):
         def run(**kwargs: Any) -> ToolResult:
             return call_validated(op.name, call, model, kwargs)
 
-        return FunctionTool(
+        return SelfTimedTool(  # httpx's timeout and the retries bound each call
             fn=run,
             metadata=ToolMetadata(
                 name=op.name, description=self._describe(op, effect), fn_schema=model

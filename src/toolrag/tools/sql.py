@@ -83,6 +83,7 @@ class SQLToolSpec(GuardedToolSpec):
     """Read-only SQL tools over one database."""
 
     spec_functions = ["list_tables", "describe_table", "run_sql"]  # noqa: RUF012
+    self_timed = True  # the progress handler / statement_timeout stops a query in time
 
     def __init__(self, db: ReadOnlyDatabase, config: SQLSpecConfig | None = None) -> None:
         self.db = db
