@@ -186,3 +186,12 @@ def test_tools_search_with_a_gate(tmp_path: Path) -> None:
     hits = json.loads(money.stdout)
     assert len(hits) == 3 and hits[0]["name"] == "convert_currency"
     assert min(h["similarity"] for h in hits) < 0.3  # the gate passed all three
+    assert not any(h["named"] for h in hits)
+    asked = "How many euros is 100 dollars? Then mail it with send_email"
+    named = json.loads(CliRunner().invoke(app, [*args, "--json", asked]).stdout)
+    assert [(h["name"], h["named"]) for h in named[:2]] == [
+        ("send_email", True),  # first: the question names it
+        ("convert_currency", False),
+    ]
+    table = CliRunner().invoke(app, [*args, asked])
+    assert table.exit_code == 0 and "named in the question" in table.stdout

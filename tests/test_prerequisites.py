@@ -252,7 +252,7 @@ def test_tools_search_cli_names_what_each_prerequisite_is_for(tmp_path: Path) ->
         ("Search_Car_Location", "Search_Car_Rentals"),
     ]
     table = CliRunner().invoke(app, [*args, "--index-dir", str(tmp_path / "idx")])
-    assert table.exit_code == 0 and "needed by" in table.stdout
+    assert table.exit_code == 0 and "needed by Vehicle_Details" in table.stdout
     assert (tmp_path / "idx" / "tools_requirements.json").is_file()
     bad = CliRunner().invoke(app, [*args, "--strategy", "fastest"])
     assert bad.exit_code == 2 and "unknown strategy" in bad.output

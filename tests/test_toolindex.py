@@ -682,7 +682,7 @@ def test_a_tool_the_question_names_ranks_first_past_floor_and_gate(
     question = "Will it rain in Paris tomorrow?"
     assert index.retrieve(question, k=2)[0].name == "get_weather"
     named = index.retrieve(f"{question} Answer with send_email.", k=2)
-    assert [h.name for h in named] == ["send_email", "get_weather"]
+    assert [(h.name, h.named) for h in named] == [("send_email", True), ("get_weather", False)]
     joke = "Tell me a joke about penguins"
     assert index.retrieve(joke, k=3, floor=0.2) == []
     assert index.retrieve(joke, k=3, gate=0.2) == []

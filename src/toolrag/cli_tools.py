@@ -198,8 +198,9 @@ def tools_search(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="The hits as a JSON list.")] = False,
 ) -> None:
-    """The tools the ToolIndex retrieves for a question, best first: score, cosine, and for a
-    prerequisite (a tool whose output another retrieved tool's parameter takes), that tool."""
+    """The tools the ToolIndex retrieves for a question, best first: score, cosine, and why a
+    tool ranks where its score would not put it: the question names it, or it is a
+    prerequisite (a tool whose output another retrieved tool's parameter takes) of that tool."""
     from toolrag.toolindex import Strategy, ToolHit
 
     if strategy not in get_args(Strategy):
@@ -219,10 +220,13 @@ def tools_search(
     if as_json:
         print(json.dumps([h.model_dump(mode="json") for h in hits], indent=2))
         return
-    table = Table("#", "tool", "score", "cosine", "needed by", title=escape(question[:100]))
+    table = Table("#", "tool", "score", "cosine", "why", title=escape(question[:100]))
     for n, h in enumerate(hits, start=1):
         cosine = "" if h.similarity is None else f"{h.similarity:.3f}"
-        table.add_row(str(n), h.name, f"{h.score:.3f}", cosine, h.required_by or "")
+        why = "named in the question" if h.named else ""
+        if h.required_by:
+            why = f"needed by {h.required_by}"
+        table.add_row(str(n), escape(h.name), f"{h.score:.3f}", cosine, escape(why))
     out.print(table)
     if not hits:
         cut = {(True, False): "the floor", (False, True): "the gate", (True, True): "the cut"}

@@ -89,6 +89,11 @@ class ToolHit(BaseModel):
         description="The tool whose parameter takes this tool's output (its description says "
         "so): placed right after that tool, whatever its own rank.",
     )
+    named: bool = Field(
+        False,
+        description="The question names this tool (``best``, :mod:`toolrag.tool_names`): it "
+        "ranks first, and neither the floor nor the gate drops it.",
+    )
 
 
 class ToolSyncReport(BaseModel):
@@ -687,6 +692,7 @@ class ToolIndex:
                     score=round(score, 6),
                     similarity=None if sim is None else round(sim, 4),
                     required_by=self.cards[needed[tid]].name if with_needer else None,
+                    named=tid in named,
                 )
             )
             if len(hits) == k:
