@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from llama_index.core.tools import FunctionTool
 
 from toolrag import Settings
+from toolrag.agent import build_agent, run_agent
 from toolrag.cards import cards_from_tools, load_tool_list
 from toolrag.embeddings import make_embedding
+from toolrag.events import AgentEvent, listening
+from toolrag.llms import ScriptedLLM
 from toolrag.tool_retriever import make_tool_retriever
 from toolrag.toolindex import ToolIndex
 
@@ -57,6 +61,23 @@ def test_a_tool_the_question_names_is_offered(parts) -> None:
         "send_email",
         "get_weather",
     ]
+    assert retriever.retriever.last_named == ["send_email"]  # type: ignore[attr-defined]
+
+
+def test_the_trace_says_which_offered_tool_the_question_named(parts) -> None:
+    index, tools = parts
+    retriever = make_tool_retriever(index, tools, k=2)
+    llm = ScriptedLLM(turns=["Thought: I can answer without using any more tools.\nAnswer: ok"] * 2)
+    events: list[AgentEvent] = []
+    asked = "Will it rain in Paris? Send the answer to me with send_email."
+    with listening(events.append):
+        answer = asyncio.run(run_agent(build_agent([], llm, tool_retriever=retriever), asked))
+    assert answer.tools_offered == ["send_email", "get_weather"]
+    assert answer.tools_named == ["send_email"]
+    (found,) = [e for e in events if e.kind == "tools_retrieved"]
+    assert found.line().endswith("send_email (named), get_weather")
+    plain = asyncio.run(run_agent(build_agent([], llm, tool_retriever=retriever), "Rain in Paris?"))
+    assert plain.tools_named == []
 
 
 def test_sticky_tools_survive_later_turns(parts) -> None:

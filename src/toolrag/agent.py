@@ -181,6 +181,11 @@ class Answer(BaseModel):
         description="Tools offered as another offered tool's prerequisite: tool -> the tool "
         "whose parameter takes its output.",
     )
+    tools_named: list[str] = Field(
+        default_factory=list,
+        description='Offered tools the question names ("send it with send_email"): the tool '
+        "search ranked them first.",
+    )
     seconds: float = 0.0
     llm_calls: int = 0
     prompt_tokens: int = 0
@@ -376,7 +381,10 @@ async def run_agent(
     searched = getattr(retriever.retriever, "last_searched", "") if retriever else ""
     required = getattr(retriever.retriever, "last_required", {}) if retriever else {}
     answer.tools_required_by = dict(required)
-    extra = {"required_by": answer.tools_required_by} if required else {}
+    answer.tools_named = list(getattr(retriever.retriever, "last_named", []) if retriever else [])
+    extra: dict[str, Any] = {"required_by": answer.tools_required_by} if required else {}
+    if answer.tools_named:
+        extra["named"] = answer.tools_named
     if searched and searched != question.strip():  # translated for the tool search
         answer.tools_searched = searched
         emit("tools_retrieved", tools=offered, text=f"searched as: {searched}", data=extra)

@@ -185,7 +185,7 @@ def _print_answer(answer: Any, trace: bool) -> None:
             score = f" (score {s.score:.3f})" if s.score is not None else ""
             out.print(f"  - {s.file} [{s.locator}]{score}", highlight=False)
     if trace:
-        offered = tool_labels(answer.tools_offered, answer.tools_required_by)
+        offered = tool_labels(answer.tools_offered, answer.tools_required_by, answer.tools_named)
         listed = ", ".join(offered) or "none (no tool fits the question)"
         out.print(f"[bold]Tools retrieved:[/bold] {listed}", highlight=False)
         if answer.tools_searched:  # the question was translated for the tool search

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -43,7 +43,9 @@ class AgentEvent(BaseModel):
         head = f"[{self.seconds:6.2f}s] {self.kind}"
         if self.kind == "tools_retrieved":
             searched = f" ({self.text})" if self.text else ""
-            names = tool_labels(self.tools, self.data.get("required_by") or {})
+            names = tool_labels(
+                self.tools, self.data.get("required_by") or {}, self.data.get("named") or ()
+            )
             return f"{head}: {', '.join(names)}{searched}"
         if self.kind == "tool_call":
             return f"{head} {self.step}: {self.tool}({self.arguments})"
@@ -53,10 +55,19 @@ class AgentEvent(BaseModel):
         return f"{head}: {self.text[:200]}"
 
 
-def tool_labels(tools: list[str], required_by: dict[str, str]) -> list[str]:
+def tool_labels(
+    tools: list[str], required_by: dict[str, str], named: Collection[str] = ()
+) -> list[str]:
     """The offered tools as a trace names them: a prerequisite with the tool that needs it,
-    "Search_Car_Rentals (for Vehicle_Details)"."""
-    return [f"{t} (for {required_by[t]})" if t in required_by else t for t in tools]
+    "Search_Car_Rentals (for Vehicle_Details)", and a tool the question names as such,
+    "send_email (named)"."""
+
+    def label(tool: str) -> str:
+        if tool in required_by:
+            return f"{tool} (for {required_by[tool]})"
+        return f"{tool} (named)" if tool in named else tool
+
+    return [label(t) for t in tools]
 
 
 Listener = Callable[[AgentEvent], Any]

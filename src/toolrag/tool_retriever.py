@@ -114,6 +114,8 @@ class ToolIndexRetriever(BaseRetriever):
         # the last question's prerequisites: tool -> the retrieved tool whose parameter takes
         # its output (ToolHit.required_by)
         self.last_required: dict[str, str] = {}
+        # the last question's tools that it names (ToolHit.named): ranked first
+        self.last_named: list[str] = []
         # the text the last question was searched with: its English translation when the
         # index's translator made one, else the question itself
         self.last_searched = ""
@@ -135,6 +137,7 @@ class ToolIndexRetriever(BaseRetriever):
         hits = [(h.name, h.score) for h in found]
         self.last_retrieved = hits
         self.last_required = {h.name: h.required_by for h in found if h.required_by}
+        self.last_named = [h.name for h in found if h.named]
         chosen: dict[str, float] = {}
         for name, score in [
             *((p, 1.0) for p in self.pinned),
