@@ -4,6 +4,7 @@ log and redaction. Plain functions as tools; no LLM."""
 
 from __future__ import annotations
 
+import contextvars
 import subprocess
 import sys
 import threading
@@ -288,6 +289,24 @@ def test_a_self_timed_tool_keeps_its_own_deadline(state: dict[str, Any]) -> None
     ):
         result = own.call("slow", {})
         assert result.success and result.data == "answered by its own deadline"
+
+
+REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="none")
+
+
+def whose_request() -> ToolResult:
+    """A tool that reads a context variable its caller set (a tracing span, a request id)."""
+    return ToolResult.ok(REQUEST_ID.get())
+
+
+def test_a_tool_under_the_deadline_sees_its_callers_context(state: dict[str, Any]) -> None:
+    card = ToolCard(name="whose_request", description="Whose request.", timeout_s=5)
+    guard = ToolGuard([_tool(whose_request, "whose_request")], [card], audit=state["audit"])
+    token = REQUEST_ID.set("req-42")
+    try:
+        assert guard.call("whose_request", {}).data == "req-42"  # run in the guard's worker
+    finally:
+        REQUEST_ID.reset(token)
 
 
 def test_a_tool_that_raises_and_a_huge_result(state: dict[str, Any]) -> None:

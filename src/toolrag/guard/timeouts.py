@@ -10,6 +10,7 @@ own deadlines (httpx timeouts, the SQLite progress handler, PostgreSQL ``stateme
 
 from __future__ import annotations
 
+import contextvars
 import ctypes
 import threading
 from collections.abc import Callable
@@ -39,7 +40,9 @@ def _stop(thread: threading.Thread) -> None:
 def run_with_timeout(
     fn: Callable[[], Any], timeout_s: float, grace_s: float = 1.0, name: str = "toolrag-tool"
 ) -> Outcome:
-    """``fn()`` in a worker thread named ``name``; past ``timeout_s`` the thread is stopped."""
+    """``fn()`` in a worker thread named ``name``, in a copy of the caller's context (its
+    context variables: event listeners, approvals, tracing spans); past ``timeout_s`` the
+    thread is stopped."""
     outcome = Outcome()
 
     def target() -> None:
@@ -50,7 +53,8 @@ def run_with_timeout(
         except BaseException as exc:  # reported to the caller, never raised into the agent
             outcome.error = exc
 
-    worker = threading.Thread(target=target, name=name, daemon=True)
+    context = contextvars.copy_context()
+    worker = threading.Thread(target=context.run, args=(target,), name=name, daemon=True)
     worker.start()
     worker.join(timeout_s)
     if not worker.is_alive():
