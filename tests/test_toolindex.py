@@ -705,3 +705,18 @@ def test_a_quoted_one_word_tool_name_ranks_first(tmp_path: Path, embed: object) 
     assert index.retrieve(f"{question} with the `translate` tool", k=2)[0].name == "translate"
     # unquoted, "translate" is an ordinary word of the question
     assert index.retrieve(f"{question}, translate it", k=2)[0].name == "get_weather"
+
+
+def test_a_steps_tool_is_placed_only_when_the_whole_request_found_it_too(
+    tmp_path: Path, embed: object
+) -> None:
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    # the whole request's candidates, best first; each step: its scores and cosines
+    ranked = [(f"t{i}", 1.0 - i / 100) for i in range(12)]
+    real_step = ({"t9": 0.9, "t1": 0.5}, {"t9": 0.6, "t1": 0.4})
+    context_clause = ({"elsewhere": 0.8}, {"elsewhere": 0.7})  # "and return a week later"
+    covered = index._cover_steps(list(ranked), {}, [real_step, context_clause])
+    # one real step: its tool takes the last of the first (1 + 1) places; the clause's tool,
+    # which the whole request never found, is not placed
+    assert [t for t, _ in covered[:3]] == ["t0", "t9", "t1"]
+    assert "elsewhere" not in [t for t, _ in covered]
