@@ -720,3 +720,25 @@ def test_a_steps_tool_is_placed_only_when_the_whole_request_found_it_too(
     # which the whole request never found, is not placed
     assert [t for t, _ in covered[:3]] == ["t0", "t9", "t1"]
     assert "elsewhere" not in [t for t, _ in covered]
+
+
+def test_the_top_k_are_the_first_k_of_a_deeper_search(tmp_path: Path, embed: object) -> None:
+    # 59 cards say "report" often (BM25's best matches); the card that fits the question says
+    # it once, in a longer text, so BM25 ranks it last, past CANDIDATES
+    pool = [
+        ToolCard(name=f"archive_files_{i}", description=f"Archive report report {'report ' * i}")
+        for i in range(59)
+    ] + [
+        ToolCard(
+            name="summarize_sales",
+            description="Summarize the quarterly sales figures of a company in a short "
+            "paragraph, with the revenue, the costs and the margin of each quarter, as a report.",
+        )
+    ]
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(pool)
+    question = "summarize the quarterly sales report"
+    for strategy in ("best", "hybrid"):
+        shallow = index.retrieve(question, k=5, strategy=strategy)  # type: ignore[arg-type]
+        deep = index.retrieve(question, k=40, strategy=strategy)  # type: ignore[arg-type]
+        assert [(h.name, h.score) for h in shallow] == [(h.name, h.score) for h in deep[:5]]

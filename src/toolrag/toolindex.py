@@ -74,6 +74,11 @@ HUB_K = 10
 HUB_WEIGHT = 0.5
 HUB_SAMPLE = 10_000
 HUB_FORMAT = "hubness-1"
+# The candidates each side of a search scores, whatever k: dense's best by ranking score and
+# BM25's best matches (only these get their BM25 share in ``best``, and only these are fused by
+# ``hybrid``). Fixed, so a search for the top 5 returns the first 5 of a search for the top 10 or
+# 40: a pool that grew with k gave BM25 matches ranked past 50 their share only for a deeper k.
+CANDIDATES = 50
 # How deep ``best`` follows prerequisites (a tool's requirement's own requirements ...).
 REQUIREMENT_DEPTH = 3
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolindex-bm25")
@@ -646,13 +651,14 @@ class ToolIndex:
         With a ``translator``, the question is searched as it returns it (``translate=False``:
         as it is), and a translated question is embedded again. ``best`` ranks first each tool
         the question names (by an identifier-shaped or a quoted name, :mod:`toolrag.tool_names`:
-        "look it up with search_web_tool"), and neither the floor nor the gate drops it."""
+        "look it up with search_web_tool"), and neither the floor nor the gate drops it.
+        Up to ``CANDIDATES`` deep, the top k are the first k of any deeper search."""
         asked = query
         if translate:
             searched = self.search_text(query)
             if searched != query:
                 query, embedding = searched, None
-        pool = max(k * 4, 50)
+        pool = max(k, CANDIDATES)
         sims: dict[str, float]
         named: list[str] = []  # the cards ``best`` found named in the question
         needed: dict[str, str] = {}  # a prerequisite placed by ``best`` -> the tool needing it
