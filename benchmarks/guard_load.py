@@ -71,7 +71,7 @@ def plan_calls(n: int, seed: int = 7) -> list[tuple[str, dict[str, Any]]]:
     projects = [f"GRB-1{i:02d}" for i in range(1, 13)]
     mix: list[tuple[float, Any]] = [
         (0.20, lambda: ("list_rfis", {"project": rng.choice(projects)})),
-        (0.15, lambda: ("get_site_status", {"code": rng.choice(projects)})),
+        (0.15, lambda: ("get_site_status", {"project": rng.choice(projects)})),
         (0.20, lambda: ("run_sql", {"sql": rng.choice(SQL)})),
         (
             0.20,

@@ -33,7 +33,7 @@ from toolrag.toolbox import Toolbox
 ROOT = Path(__file__).resolve().parents[1]
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("run_sql", {"sql": "SELECT code, name FROM projects WHERE code = 'GRB-107'"}),
-    ("get_site_status", {"code": "GRB-107"}),
+    ("get_site_status", {"project": "GRB-107"}),
 ]
 
 

@@ -137,7 +137,7 @@ def rest(repeat: int) -> dict[str, Any]:
         ("list_inspections", "/inspections", {"project": "GRB-101"}, {"project": "GRB-101"}),
         ("list_weather_delays", "/weather-delays", {}, {}),
         ("list_rfis", "/rfis", {"status": "open"}, {"status": "open"}),
-        ("get_site_status", "/projects/GRB-107/site-status", {}, {"code": "GRB-107"}),
+        ("get_site_status", "/projects/GRB-107/site-status", {}, {"project": "GRB-107"}),
     ]
     with running_server(ROOT / "data") as base, httpx.Client(timeout=10) as client:
         spec = OpenAPIToolSpec(RestAPIConfig(name="field", document="-", base_url=base), doc)

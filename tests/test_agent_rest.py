@@ -70,8 +70,8 @@ def test_agent_write_is_applied_once(rest_toolbox: Callable[..., Toolbox]) -> No
 def test_agent_recovers_from_an_unknown_project(rest_toolbox: Callable[..., Toolbox]) -> None:
     tb = rest_toolbox(
         [
-            react("get_site_status", {"code": "Harbour Pointe"}),
-            react("get_site_status", {"code": "GRB-103"}),
+            react("get_site_status", {"project": "Harbour Pointe"}),
+            react("get_site_status", {"project": "GRB-103"}),
             final("61 workers are on site."),
         ]
     )

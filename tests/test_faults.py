@@ -123,7 +123,7 @@ def test_the_rest_service_stopped_in_the_middle_of_a_run(tmp_path: Path) -> None
     def service_goes_down(messages: Sequence[ChatMessage]) -> str:
         server.__exit__(None, None, None)
         stopped.append(True)
-        return react("get_site_status", {"code": "GRB-107"})
+        return react("get_site_status", {"project": "GRB-107"})
 
     turns = [
         react("list_rfis", {"project": "GRB-107", "status": "open"}),

@@ -230,7 +230,7 @@ def create_app(data_dir: Path, state_path: Path | None = None) -> FastAPI:
         ]
 
     @app.get(
-        "/projects/{code}/site-status",
+        "/projects/{project}/site-status",
         operation_id="get_site_status",
         summary="Get the current site status of one project.",
         description=(
@@ -240,18 +240,18 @@ def create_app(data_dir: Path, state_path: Path | None = None) -> FastAPI:
         ),
     )
     def get_site_status(
-        code: Annotated[
+        project: Annotated[
             str, PathParam(description="Project code (GRB-107) or name (Summit Ridge Hotel).")
         ],
     ) -> SiteStatus:
-        project = project_or_404(code)
-        s = status_by_code[project["code"]]
+        found = project_or_404(project)
+        s = status_by_code[found["code"]]
         return SiteStatus(
-            project=project["code"],
-            name=project["name"],
+            project=found["code"],
+            name=found["name"],
             phase=s["phase"],
             crew_count=s["crew_count"],
-            superintendent=project["superintendent"],
+            superintendent=found["superintendent"],
             safety_incidents_ytd=s["safety_incidents_ytd"],
             last_updated=s["last_updated"],
         )
