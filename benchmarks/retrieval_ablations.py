@@ -52,6 +52,15 @@ ABLATION is one of:
   ``--write-intents N`` draws N more misses and 2N hits (seeded) and has the configured LLM
   restate the ones the record lacks.
 
+- ``kinds``: the kinds of values a question carries ("on March 1st 2023": a date; "at 3pm": a
+  time; a URL; an email address) added as words ("date", "time", "url", "email") to `best`'s
+  BM25 search, so a card with a parameter for the value matches them (a question rarely says
+  "date"). Variants: every kind; dates only; every kind but, for a request that splits into
+  steps, only in each step's own search (the value belongs to its step). With ``--nestful``
+  the same variants also run through ``tool_retrieval_nestful.py --strategies best
+  --synthetic benchmarks/records/synthetic_nestful.sqlite`` (about 11 minutes each), the pool
+  the rule was not designed on.
+
 These read the ToolIndex's private arrays: they are experiments, not part of the package.
 """
 
@@ -77,7 +86,7 @@ from toolrag.embeddings import embed_model_path, embedding_name, make_embedding
 from toolrag.evaluation.retrieval import evaluate, load_queries
 from toolrag.query_adapter import QueryAdapter, fit_query_adapter
 from toolrag.rank_fusion import reciprocal_rank_fusion
-from toolrag.steps import sub_queries
+from toolrag.steps import split_steps, sub_queries
 from toolrag.synthetic import SyntheticQueries
 from toolrag.toolindex import (
     HUB_K,
@@ -600,19 +609,26 @@ def _dbsf(weight: float) -> Callable[..., tuple[dict[str, float], dict[str, floa
     return blended
 
 
-def fusion(bench: Bench) -> dict[str, Any]:
+def with_variants(
+    bench: Bench, method: str, variants: dict[str, Callable[..., Any]]
+) -> dict[str, Any]:
+    """`best+requests` as it is, then with ``ToolIndex.<method>`` replaced by each variant."""
     result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
-    shipped = ToolIndex._blended
+    shipped = getattr(ToolIndex, method)
     try:
-        for weight in (0.15, 0.3, 0.5, 0.8):
-            label = f"DBSF, BM25 weight {weight}"
-            ToolIndex._blended = _dbsf(weight)  # type: ignore[method-assign]
+        for label, variant in variants.items():
+            setattr(ToolIndex, method, variant)
             for name in bench.sets:
                 result[name][label] = bench.best(name)
             print(label, json.dumps({n: result[n][label] for n in bench.sets}), flush=True)
     finally:
-        ToolIndex._blended = shipped  # type: ignore[method-assign]
+        setattr(ToolIndex, method, shipped)
     return result
+
+
+def fusion(bench: Bench) -> dict[str, Any]:
+    weights = (0.15, 0.3, 0.5, 0.8)
+    return with_variants(bench, "_blended", {f"DBSF, BM25 weight {w}": _dbsf(w) for w in weights})
 
 
 # --- intents -------------------------------------------------------------------------------------
@@ -733,6 +749,103 @@ def intents(bench: Bench, write: int = 0) -> dict[str, Any]:
     return result
 
 
+# --- kinds -------------------------------------------------------------------------------------
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+VALUE_KINDS: dict[str, re.Pattern[str]] = {
+    "date": re.compile(
+        # 2023-03-01, 2023.10.10, 2023/3/1, 03/01/2023; March 1st, 1 March, the 4th of July;
+        # weekdays and the days named relative to today
+        r"\b\d{4}\s?[-./]\s?\d{1,2}\s?[-./]\s?\d{1,2}\b|\b\d{1,2}[-./]\d{1,2}[-./]\d{2,4}\b"
+        rf"|\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?"
+        rf"{_MONTH}\b|\b{_DAY}s?\b|\b(?:today|tomorrow|yesterday|tonight)\b"
+        r"|\b(?:next|last|this)\s+week\b",
+        re.IGNORECASE,
+    ),
+    "time": re.compile(
+        r"\b\d{1,2}:\d{2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)?(?!\d)|\b\d{1,2}\s?(?:am|pm)\b",
+        re.IGNORECASE,
+    ),
+    "url": re.compile(r"\bhttps?://\S+|\bwww\.\S+\.\S+", re.IGNORECASE),
+    "email": re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b"),
+}
+
+
+def value_kinds(text: str) -> list[str]:
+    """The kinds of values ``text`` carries and does not name itself ("date", "time", ...)."""
+    said = set(re.findall(r"[a-z]+", text.lower()))
+    return [k for k, pattern in VALUE_KINDS.items() if k not in said and pattern.search(text)]
+
+
+KIND_VARIANTS: dict[str, Callable[[str], list[str]]] = {
+    "every kind": value_kinds,
+    "dates only": lambda text: [k for k in value_kinds(text) if k == "date"],
+    "every kind, in each step's own search only": lambda text: (
+        [] if split_steps(text)[0] else value_kinds(text)
+    ),
+}
+
+
+def _with_kinds(find: Callable[[str], list[str]]) -> Callable[..., list[tuple[str, float]]]:
+    """`ToolIndex._bm25` searching the query's words and ``kinds(query)``."""
+    shipped = ToolIndex._bm25
+
+    def bm25(self: ToolIndex, query: str, pool: int) -> list[tuple[str, float]]:
+        return shipped(self, " ".join([query, *find(query)]), pool)
+
+    return bm25
+
+
+def kinds(bench: Bench) -> dict[str, Any]:
+    result = with_variants(bench, "_bm25", {k: _with_kinds(v) for k, v in KIND_VARIANTS.items()})
+    result["single_queries_with_a_kind"] = {
+        k: sum(k in value_kinds(q.query) for q in bench.sets["single"]) for k in VALUE_KINDS
+    }
+    return result
+
+
+def kinds_nestful() -> dict[str, Any]:
+    """``kinds``'s variants on NESTFUL: ``tool_retrieval_nestful.py`` run once unchanged and
+    once per variant in this process; its R@5 / R@10 rows of `best` and `best+requests`."""
+    import runpy
+
+    shipped = ToolIndex._bm25
+    out: dict[str, Any] = {}
+    try:
+        for label, variant in {"unchanged": None, **KIND_VARIANTS}.items():
+            if variant is not None:
+                ToolIndex._bm25 = _with_kinds(variant)  # type: ignore[method-assign]
+            path = ROOT / "runs" / f"ablation_kinds_nestful_{len(out)}.json"
+            argv = sys.argv
+            sys.argv = [
+                "tool_retrieval_nestful.py", "--strategies", "best", "--out", str(path),
+                "--synthetic", str(ROOT / "benchmarks/records/synthetic_nestful.sqlite"),
+            ]  # fmt: skip
+            try:
+                runpy.run_path(
+                    str(ROOT / "benchmarks/tool_retrieval_nestful.py"), run_name="__main__"
+                )
+            finally:
+                sys.argv = argv
+                ToolIndex._bm25 = shipped  # type: ignore[method-assign]
+            rows = json.loads(path.read_text())["results"]
+            out[label] = {
+                pool: {
+                    r["strategy"]: {"recall@5": r["recall@5"], "recall@10": r["recall@10"]}
+                    for r in pool_rows
+                    if r["strategy"] in ("best", "best+requests")
+                }
+                for pool, pool_rows in rows.items()
+            }
+            print(label, json.dumps(out[label]), flush=True)
+    finally:
+        ToolIndex._bm25 = shipped  # type: ignore[method-assign]
+    return out
+
+
 ABLATIONS: dict[str, Callable[[Bench], dict[str, Any]]] = {
     "rerank": rerank,
     "values": values,
@@ -742,6 +855,7 @@ ABLATIONS: dict[str, Callable[[Bench], dict[str, Any]]] = {
     "finetune": finetune,
     "fusion": fusion,
     "intents": intents,
+    "kinds": kinds,
 }
 
 
@@ -758,6 +872,11 @@ def main() -> None:
         help="The ToolIndex of tool_retrieval.py --synthetic (reused: nothing embedded again).",
     )
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--nestful",
+        action="store_true",
+        help="kinds: run its variants on NESTFUL too (about 45 minutes more).",
+    )
     parser.add_argument(
         "--write-intents",
         type=int,
@@ -781,6 +900,8 @@ def main() -> None:
             else ABLATIONS[args.ablation](bench)
         ),
     }
+    if args.ablation == "kinds" and args.nestful:
+        result["nestful"] = kinds_nestful()
     result["seconds"] = round(time.perf_counter() - t0, 1)
     out = args.out or ROOT / "runs" / f"ablation_{args.ablation}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
