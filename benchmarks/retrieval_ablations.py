@@ -789,12 +789,16 @@ KIND_VARIANTS: dict[str, Callable[[str], list[str]]] = {
 }
 
 
+# the shipped BM25 search, taken at import: a variant built while another is applied still
+# wraps this one, not that variant
+_SHIPPED_BM25 = ToolIndex._bm25
+
+
 def _with_kinds(find: Callable[[str], list[str]]) -> Callable[..., list[tuple[str, float]]]:
-    """`ToolIndex._bm25` searching the query's words and ``kinds(query)``."""
-    shipped = ToolIndex._bm25
+    """`ToolIndex._bm25` searching the query's words and ``find(query)``."""
 
     def bm25(self: ToolIndex, query: str, pool: int) -> list[tuple[str, float]]:
-        return shipped(self, " ".join([query, *find(query)]), pool)
+        return _SHIPPED_BM25(self, " ".join([query, *find(query)]), pool)
 
     return bm25
 
@@ -812,37 +816,31 @@ def kinds_nestful() -> dict[str, Any]:
     once per variant in this process; its R@5 / R@10 rows of `best` and `best+requests`."""
     import runpy
 
-    shipped = ToolIndex._bm25
     out: dict[str, Any] = {}
-    try:
-        for label, variant in {"unchanged": None, **KIND_VARIANTS}.items():
-            if variant is not None:
-                ToolIndex._bm25 = _with_kinds(variant)  # type: ignore[method-assign]
-            path = ROOT / "runs" / f"ablation_kinds_nestful_{len(out)}.json"
-            argv = sys.argv
-            sys.argv = [
-                "tool_retrieval_nestful.py", "--strategies", "best", "--out", str(path),
-                "--synthetic", str(ROOT / "benchmarks/records/synthetic_nestful.sqlite"),
-            ]  # fmt: skip
-            try:
-                runpy.run_path(
-                    str(ROOT / "benchmarks/tool_retrieval_nestful.py"), run_name="__main__"
-                )
-            finally:
-                sys.argv = argv
-                ToolIndex._bm25 = shipped  # type: ignore[method-assign]
-            rows = json.loads(path.read_text())["results"]
-            out[label] = {
-                pool: {
-                    r["strategy"]: {"recall@5": r["recall@5"], "recall@10": r["recall@10"]}
-                    for r in pool_rows
-                    if r["strategy"] in ("best", "best+requests")
-                }
-                for pool, pool_rows in rows.items()
+    for label, variant in {"unchanged": None, **KIND_VARIANTS}.items():
+        if variant is not None:
+            ToolIndex._bm25 = _with_kinds(variant)  # type: ignore[method-assign]
+        path = ROOT / "runs" / f"ablation_kinds_nestful_{len(out)}.json"
+        argv = sys.argv
+        sys.argv = [
+            "tool_retrieval_nestful.py", "--strategies", "best", "--out", str(path),
+            "--synthetic", str(ROOT / "benchmarks/records/synthetic_nestful.sqlite"),
+        ]  # fmt: skip
+        try:
+            runpy.run_path(str(ROOT / "benchmarks/tool_retrieval_nestful.py"), run_name="__main__")
+        finally:
+            sys.argv = argv
+            ToolIndex._bm25 = _SHIPPED_BM25  # type: ignore[method-assign]
+        rows = json.loads(path.read_text())["results"]
+        out[label] = {
+            pool: {
+                r["strategy"]: {"recall@5": r["recall@5"], "recall@10": r["recall@10"]}
+                for r in pool_rows
+                if r["strategy"] in ("best", "best+requests")
             }
-            print(label, json.dumps(out[label]), flush=True)
-    finally:
-        ToolIndex._bm25 = shipped  # type: ignore[method-assign]
+            for pool, pool_rows in rows.items()
+        }
+        print(label, json.dumps(out[label]), flush=True)
     return out
 
 
