@@ -13,6 +13,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
@@ -177,25 +178,29 @@ def index(data_dir: DataDir = None, index_dir: IndexDir = None) -> None:
 
 # --- ask ---------------------------------------------------------------------------------------
 def _print_answer(answer: Any, trace: bool) -> None:
-    out.print(f"[bold]Q:[/bold] {answer.question}", highlight=False)
-    out.print(f"[bold green]A:[/bold green] {answer.answer}", highlight=False)
+    """The answer for a terminal. Everything from the question, the model or a tool is escaped:
+    rich would read "[milestone M-101-10]" in a source or an answer as markup and drop it."""
+    out.print(f"[bold]Q:[/bold] {escape(answer.question)}", highlight=False)
+    out.print(f"[bold green]A:[/bold green] {escape(answer.answer)}", highlight=False)
     if answer.sources:
         out.print("[bold]Sources:[/bold]")
         for s in answer.sources[:6]:
             score = f" (score {s.score:.3f})" if s.score is not None else ""
-            out.print(f"  - {s.file} [{s.locator}]{score}", highlight=False)
+            out.print(escape(f"  - {s.file} [{s.locator}]{score}"), highlight=False)
     if trace:
         offered = tool_labels(answer.tools_offered, answer.tools_required_by, answer.tools_named)
         listed = ", ".join(offered) or "none (no tool fits the question)"
-        out.print(f"[bold]Tools retrieved:[/bold] {listed}", highlight=False)
+        out.print(f"[bold]Tools retrieved:[/bold] {escape(listed)}", highlight=False)
         if answer.tools_searched:  # the question was translated for the tool search
-            out.print(f"[bold]Searched as:[/bold] {answer.tools_searched}", highlight=False)
+            out.print(f"[bold]Searched as:[/bold] {escape(answer.tools_searched)}", highlight=False)
         out.print("[bold]Trace:[/bold]")
         for step in answer.trace:
             status = "ok" if step.success else f"error {step.error_code}"
             out.print(
-                f"  {step.step}. {step.tool}({json.dumps(step.arguments)}) -> {status} "
-                f"in {step.seconds:.2f}s",
+                escape(
+                    f"  {step.step}. {step.tool}({json.dumps(step.arguments)}) -> {status} "
+                    f"in {step.seconds:.2f}s"
+                ),
                 highlight=False,
             )
     out.print(f"[dim]{answer.seconds:.1f}s, {answer.llm_calls} LLM calls[/dim]")
@@ -335,7 +340,7 @@ def demo(
             matched = answer_matches(answer.answer, q.answer_keywords)
             tool_ok = set(q.expected_tools) <= set(answer.tools_called)
             out.print(
-                f"  expected: {q.expected_answer!r} -> "
+                f"  expected: {escape(repr(q.expected_answer))} -> "
                 f"{'[green]MATCH[/green]' if matched else '[red]no match[/red]'}; "
                 f"tool {'ok' if tool_ok else 'missed'}\n",
                 highlight=False,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from toolrag.errors import ToolragError
 
@@ -60,19 +61,22 @@ def route(
         sys.stdout.write(result.model_dump_json() + "\n")
         return
     decision = result.decision
-    out.print(f"[bold]decision[/bold] {result.id}  offered: {', '.join(result.tools_offered)}")
+    # the model's words and the arguments are escaped: rich would take "[x]" for markup
+    offered = escape(", ".join(result.tools_offered))
+    out.print(f"[bold]decision[/bold] {result.id}  offered: {offered}")
     if result.tools_searched:  # the question was translated for the tool search
-        out.print(f"searched as: {result.tools_searched}", highlight=False)
+        out.print(f"searched as: {escape(result.tools_searched)}", highlight=False)
     if decision is None or not result.valid:
-        out.print(f"[red]invalid after repair:[/red] {'; '.join(result.errors)}")
+        out.print(f"[red]invalid after repair:[/red] {escape('; '.join(result.errors))}")
         return
-    out.print(f"action: {decision.action}" + (f" — {decision.message}" if decision.message else ""))
+    message = f" — {decision.message}" if decision.message else ""
+    out.print(escape(f"action: {decision.action}{message}"))
     results: list[ToolResult | None] = [*result.results] or [None] * len(decision.calls)
     for call, res in zip(decision.calls, results, strict=True):
         status = "" if res is None else (" -> ok" if res.success else f" -> {res.error_code}")
-        out.print(f"  {call.tool}({json.dumps(call.arguments)}){status}")
+        out.print(escape(f"  {call.tool}({json.dumps(call.arguments)}){status}"))
     for note in result.grounded:  # arguments the router changed to keep them in the question
-        out.print(f"  [dim]grounded: {note}[/dim]")
+        out.print(f"  [dim]grounded: {escape(note)}[/dim]")
     err.print(f"rate it: toolrag examples rate {result.id} --good|--bad")
 
 
