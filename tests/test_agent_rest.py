@@ -81,21 +81,57 @@ def test_agent_recovers_from_an_unknown_project(rest_toolbox: Callable[..., Tool
     assert json.loads(answer.trace[1].observation)["data"]["body"]["crew_count"] == 61
 
 
-def test_an_invented_date_filter_that_finds_nothing_gets_another_turn(
+def test_dates_the_question_never_gave_are_left_out_when_they_find_nothing(
+    rest_toolbox: Callable[..., Toolbox],
+) -> None:
+    """The local model added a January 2023 range to a question that names no time, found
+    nothing and answered "0 days". The read call runs once more without the dates, as its own
+    audited step, and the model reads the project's delays with a note naming what was left
+    out."""
+    invented = {"project": "Summit Ridge Hotel", "since": "2023-01-01", "until": "2023-01-31"}
+    tb = rest_toolbox([react("list_weather_delays", invented), _total_days])
+    answer = tb.ask("How many working days has the Summit Ridge Hotel lost to weather?")
+    first = json.loads(answer.trace[0].observation)
+    assert not answer.trace[0].empty and first["data"]["body"]["total_days_lost"] == 6
+    assert "since='2023-01-01', until='2023-01-31'" in first["suggestion"]
+    assert "dates the question does not give" in first["suggestion"]
+    assert answer.repairs == 0 and answer.answer == "The project lost 6 working days to weather."
+    records = tb.guard.audit.tail(10) if tb.guard.audit else []
+    calls = [r for r in records if r.run_id == answer.run_id and r.tool == "list_weather_delays"]
+    assert len(calls) == 2  # the call as the model made it, then the wider one
+
+
+def test_the_router_leaves_out_invented_dates_the_same_way(
     rest_toolbox: Callable[..., Toolbox],
 ) -> None:
     invented = {"project": "Summit Ridge Hotel", "since": "2023-01-01", "until": "2023-01-31"}
+    call = {"tool": "list_weather_delays", "arguments": invented}
+    tb = rest_toolbox([json.dumps({"action": "call_tools", "calls": [call]})])
+    routed = tb.route("How many working days has the Summit Ridge Hotel lost to weather?")
+    [result] = routed.results
+    assert routed.valid and result.data["body"]["total_days_lost"] == 6
+    assert result.suggestion and "until='2023-01-31'" in result.suggestion
+    dated = rest_toolbox([json.dumps({"action": "call_tools", "calls": [call]})])
+    kept = dated.route("How many working days did the Summit Ridge Hotel lose in January 2023?")
+    assert kept.results[0].empty  # the question gives the month: its dates stand
+
+
+def test_dates_the_question_gives_are_kept_and_an_empty_result_gets_another_turn(
+    rest_toolbox: Callable[..., Toolbox],
+) -> None:
+    dated = {"project": "Summit Ridge Hotel", "since": "2023-01-01", "until": "2023-01-31"}
     tb = rest_toolbox(
         [
-            react("list_weather_delays", invented),
+            react("list_weather_delays", dated),
             final("The hotel lost 0 working days."),
             react("list_weather_delays", {"project": "Summit Ridge Hotel"}),
             _total_days,
         ]
     )
-    answer = tb.ask("How many working days has the Summit Ridge Hotel lost to weather?")
+    answer = tb.ask("How many working days did the Summit Ridge Hotel lose to weather in 2023?")
     first = json.loads(answer.trace[0].observation)
-    assert answer.trace[0].empty and "Drop any filter" in first["suggestion"]
+    assert answer.trace[0].empty and "since='2023-01-01'" in first["suggestion"]
+    assert "optional filters" in first["suggestion"]  # the REST tool names what it was given
     assert answer.repairs == 1 and answer.answer == "The project lost 6 working days to weather."
 
 

@@ -19,18 +19,18 @@ from .test_cli import run_cli, scripted_env
 SCHEDULE = "get_project_schedule"
 
 
-def _decision(project: str) -> str:
-    call = {"tool": SCHEDULE, "arguments": {"project": project}}
+def _decision(project: str, tool: str = SCHEDULE, **arguments: str) -> str:
+    call = {"tool": tool, "arguments": {"project": project, **arguments}}
     return json.dumps({"action": "call_tools", "calls": [call]})
 
 
 def test_decisions_are_logged_rated_and_promoted(toolbox_factory: Callable[..., Toolbox]) -> None:
     test_question = load_questions(DATA / "questions" / "test.jsonl")[0].query
-    # the third question is about the Summit Ridge Hotel: a code it does not give would be sent
-    # back to the repair round (toolrag.routing.grounding), its name is grounded
-    tb = toolbox_factory(
-        [_decision("GRB-104"), _decision("GRB-101"), _decision("Summit Ridge Hotel")]
-    )
+    # the third question asks for the Summit Ridge Hotel's structural sheets: a code it does not
+    # give would be sent back to the repair round (toolrag.routing.grounding), its name is
+    # grounded
+    sheets = _decision("Summit Ridge Hotel", "search_blueprints", description="structural")
+    tb = toolbox_factory([_decision("GRB-104"), _decision("GRB-101"), sheets])
     seeded = len(tb.example_store)
     assert seeded > 0 and {e.source for e in tb.example_store._examples} >= {"card", "questions"}
     good = tb.route("Show me the milestone dates of the Fire Station 7 job")

@@ -103,6 +103,36 @@ def test_schedule_by_name_fragment(tools: dict[str, Any]) -> None:
     assert source.locator == f"{len(ids)} milestones, {ids[0]} to {ids[-1]}"
 
 
+def test_schedule_narrowed_to_the_milestone_asked_for(tools: dict[str, Any]) -> None:
+    r = call(
+        tools,
+        "get_project_schedule",
+        project="Riverside Medical Office Building",
+        milestone="substantial completion date",
+    )
+    # "completion" also fits "Final completion" and every "... complete", "substantial" only one
+    assert r.success and [m["milestone"] for m in r.data["milestones"]] == [
+        "Substantial completion"
+    ]
+    assert r.data["milestones"][0]["planned_finish"] == "2026-06-30"
+    assert r.sources[0].locator == f"milestone {r.data['milestones'][0]['id']}"
+    assert r.suggestion is None
+
+    ties = call(tools, "get_project_schedule", project="GRB-101", milestone="completion")
+    assert [m["milestone"] for m in ties.data["milestones"]] == [
+        "Foundations complete",
+        "MEP rough-in complete",
+        "Substantial completion",
+        "Final completion",
+    ]  # every milestone the word fits, in planned order
+
+    whole = call(tools, "get_project_schedule", project="GRB-101")
+    unknown = call(tools, "get_project_schedule", project="GRB-101", milestone="helipad")
+    assert unknown.success and unknown.data == whole.data
+    assert unknown.suggestion and "helipad" in unknown.suggestion
+    assert len(whole.data["milestones"]) == 11
+
+
 @pytest.mark.parametrize(
     ("name", "kwargs", "code", "needle"),
     [

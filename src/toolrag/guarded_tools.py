@@ -18,6 +18,7 @@ from workflows.events import HumanResponseEvent, InputRequiredEvent
 
 from toolrag.guard import ToolGuard
 from toolrag.guard.idempotency import args_hash
+from toolrag.guard.widen import without_invented_dates
 from toolrag.tools.result import ToolResult
 
 YES = frozenset({"y", "yes", "approve", "approved", "true", "ok"})
@@ -32,10 +33,12 @@ class ApprovalRequired(InputRequiredEvent):
 
 @dataclass
 class RunState:
-    """One agent run: its id, and the steps (guarded calls) finished so far."""
+    """One agent run: its id, the question it answers (with a chat's earlier turns), and the
+    steps (guarded calls) finished so far."""
 
     run_id: str = field(default_factory=lambda: f"run-{uuid.uuid4().hex[:12]}")
     steps: int = 0
+    question: str = ""
     write_keys: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def write_key(self, name: str, arguments: dict[str, Any], step: int) -> str:
@@ -70,6 +73,12 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
             kwargs = {**kwargs, "idempotency_key": run.write_key(name, kwargs, step)}
         result = await guard.acall(name, kwargs, run_id=run.run_id, step=step, approved=approved)
         run.steps = step
+        wider = await without_invented_dates(
+            guard, name, kwargs, result, question=run.question, run_id=run.run_id, step=step + 1
+        )
+        if wider is not None:
+            run.steps = step + 1
+            return wider
         return result
 
     return FunctionTool(async_fn=call, metadata=tool.metadata)

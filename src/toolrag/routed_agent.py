@@ -115,7 +115,7 @@ class RoutedReActFormatter(CompactReActFormatter):
 async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
     """Answer ``question`` in router+react mode (see the module docstring)."""
     started = time.perf_counter()
-    run = RunState()
+    run = RunState(question=question)
     retriever = toolbox.tool_retriever(run)
     tools = await retriever.aretrieve(question)
     offered = [t.metadata.get_name() for t in tools]

@@ -79,6 +79,9 @@ class ChatSession:
 
     memory: ChatMemoryBuffer
     sticky: list[str] = field(default_factory=list)
+    asked: list[str] = field(
+        default_factory=list
+    )  # the user's turns so far: a follow-up may keep the dates an earlier turn gave
 
 
 class Toolbox:
@@ -380,7 +383,7 @@ class Toolbox:
             from toolrag.routed_agent import ask_routed
 
             return await ask_routed(self, question)
-        run = RunState()
+        run = RunState(question=question)
         agent = build_agent(
             [], self.llm, tool_retriever=self.tool_retriever(run), kind=self._agent_kind
         )
@@ -404,7 +407,8 @@ class Toolbox:
         session = self._sessions.setdefault(
             session_id, ChatSession(memory=ChatMemoryBuffer.from_defaults(llm=self.llm))
         )
-        run = RunState()
+        session.asked.append(message)
+        run = RunState(question="\n".join(session.asked))
         retriever = self.tool_retriever(run)
         retriever.retriever.sticky = session.sticky  # type: ignore[attr-defined]
         agent = build_agent([], self.llm, tool_retriever=retriever, kind=self._agent_kind)
@@ -488,7 +492,7 @@ class Toolbox:
         in parallel, when ``execute``), a direct answer or a clarifying question. The decision
         is logged; rate it with :meth:`rate_decision`."""
         question = self._check_question(question)
-        run = RunState()
+        run = RunState(question=question)
         retriever = self.tool_retriever(run)
         tools = await retriever.aretrieve(question)
         searched = getattr(retriever.retriever, "last_searched", "")

@@ -35,6 +35,7 @@ from llama_index.core.tools import BaseTool
 from pydantic import ValidationError
 
 from toolrag.guard import ToolGuard
+from toolrag.guard.widen import without_invented_dates
 from toolrag.prompting import NO_TOOL_FITS, describe_args, tool_schema
 from toolrag.routing.examples import Example, ExampleStore
 from toolrag.routing.grounding import (
@@ -347,14 +348,22 @@ class Router:
         """Route, then run a valid decision's calls through the guard, in parallel."""
         result = await asyncio.to_thread(self.route, question, tools)
         if result.valid and result.decision is not None and result.decision.calls:
-            result.results = list(
-                await asyncio.gather(
-                    *(
-                        guard.acall(c.tool, c.arguments, run_id=run_id, step=n)
-                        for n, c in enumerate(result.decision.calls)
-                    )
+            calls = result.decision.calls
+            results = await asyncio.gather(
+                *(
+                    guard.acall(c.tool, c.arguments, run_id=run_id, step=n)
+                    for n, c in enumerate(calls)
                 )
             )
+            wider = await asyncio.gather(  # dates the question never gave, on empty results
+                *(
+                    without_invented_dates(
+                        guard, c.tool, c.arguments, r, question=question, run_id=run_id, step=m
+                    )
+                    for m, (c, r) in enumerate(zip(calls, results, strict=True), len(calls))
+                )
+            )
+            result.results = [w or r for r, w in zip(results, wider, strict=True)]
         return result
 
 

@@ -1,6 +1,7 @@
 """Content tools: three access patterns over the content indexes (one retriever, many tools)."""
 
 import datetime as dt
+import re
 from typing import Literal
 
 from toolrag.corpus.base import ContentType
@@ -14,6 +15,25 @@ DocumentType = Literal[
 ]
 
 PASSAGE_CHARS = 1200
+
+
+_STEM = 6  # "complete" and "completion" share "comple"
+_STOP = frozenset({"the", "and", "for", "with", "from", "date"})
+
+
+def _stems(text: str) -> set[str]:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return {w[:_STEM] for w in words if len(w) > 2 and w not in _STOP}
+
+
+def best_named(hits: list[Hit], words: str) -> list[Hit]:
+    """The hits whose titles share the most words with ``words`` (a word matches on its first
+    six letters, so "completion" finds "complete"), in their order; none when no title shares
+    a word."""
+    wanted = _stems(words)
+    scores = [len(wanted & _stems(h.title)) for h in hits]
+    top = max(scores, default=0)
+    return [h for h, score in zip(hits, scores, strict=True) if top and score == top]
 
 
 def _source(hit: Hit, locator: str) -> Source:
@@ -157,16 +177,20 @@ class ContentToolSpec(GuardedToolSpec):
         ]
         return ToolResult.ok(data, sources=[_source(h, f"sheet {h.sheet}") for h in hits])
 
-    def get_project_schedule(self, project: str) -> ToolResult:
-        """Get the milestone schedule of one project: every milestone with planned start,
+    def get_project_schedule(self, project: str, milestone: str | None = None) -> ToolResult:
+        """Get the milestone schedule of one project: each milestone with planned start,
         planned finish, actual finish, status and who is responsible.
 
         Use it for questions about when something is planned or was finished, what is late or
-        in progress, and the substantial completion date. Returns milestones in planned order.
-        It does not return costs, drawings or documents.
+        in progress, and the substantial completion date. Returns milestones in planned order;
+        pass milestone to get only the one asked about. It does not return costs, drawings or
+        documents.
 
         Args:
             project: The project, by code (GRB-107) or name (Summit Ridge Hotel).
+            milestone: Part of one milestone's name (substantial completion, roofing), to
+                get only the milestones named most like it. Leave it out for the whole
+                schedule.
         """
         code = self.catalog.resolve(project)
         hits = self.schedules.rows(SearchFilters(project=code))
@@ -177,6 +201,13 @@ class ContentToolSpec(GuardedToolSpec):
                 suggestion="Check the project, or add data/schedules/<code>.csv and re-index.",
             )
         hits.sort(key=lambda h: (h.extra.get("planned_start", ""), h.doc_id))
+        suggestion = None
+        if milestone and milestone.strip():
+            best = best_named(hits, milestone)
+            if best:
+                hits = best
+            else:
+                suggestion = f"No milestone is named like {milestone!r}: the whole schedule."
         data = {
             "project": code,
             "project_name": self.catalog.name_of(code),
@@ -198,11 +229,14 @@ class ContentToolSpec(GuardedToolSpec):
                 for h in hits
             ],
         }
-        # The whole schedule is the evidence: one source for the file, its milestones by range.
+        # The schedule is the evidence: one source for the file, its milestones by range.
+        first, last = hits[0].doc_id, hits[-1].doc_id
         whole = Source(
             file=hits[0].source,
             doc_id=code,
             title=f"Milestone schedule of {code}",
-            locator=f"{len(hits)} milestones, {hits[0].doc_id} to {hits[-1].doc_id}",
+            locator=f"milestone {first}"
+            if first == last
+            else f"{len(hits)} milestones, {first} to {last}",
         )
-        return ToolResult.ok(data, sources=[whole])
+        return ToolResult.ok(data, sources=[whole], suggestion=suggestion)

@@ -367,6 +367,7 @@ class _Arg(BaseModel):
     field: str
     name: str
     location: str
+    required: bool = False
 
 
 IDEMPOTENCY_DESCRIPTION = (
@@ -392,7 +393,7 @@ def _args_model(
             description += f" ({schema['format']}, ISO 8601)"
         default = ... if required else None
         fields[field] = (ann if required else ann | None, Field(default, description=description))
-        args.append(_Arg(field=field, name=name, location=location))
+        args.append(_Arg(field=field, name=name, location=location, required=required))
 
     for p in op.params:
         if p.location == "header" and p.name.lower() in owned_headers:
@@ -507,9 +508,21 @@ class OpenAPIToolSpec(BaseToolSpec):
             if effect != "read" and key is None:  # called without the guard: by content
                 digest = json.dumps([op.name, path_args, query, payload], sort_keys=True)
                 key = hashlib.sha256(digest.encode()).hexdigest()[:32]
-            return guard.request(
+            result = guard.request(
                 op.method, url, query=query, headers=headers, body=payload, idempotency_key=key
             )
+            filters = [
+                f"{a.field}={kwargs[a.field]!r}"
+                for a in args
+                if a.location == "query" and not a.required and kwargs.get(a.field) is not None
+            ]
+            if result.empty and filters:
+                result.suggestion = (
+                    f"Nothing matched these optional filters: {', '.join(filters)}. Call again "
+                    "without each one the question does not state (a date range it does not "
+                    "give, a status it does not name), or check the identifiers you passed."
+                )
+            return result
 
         def run(**kwargs: Any) -> ToolResult:
             return call_validated(op.name, call, model, kwargs)
