@@ -101,6 +101,24 @@ def test_dates_the_question_never_gave_are_left_out_when_they_find_nothing(
     assert len(calls) == 2  # the call as the model made it, then the wider one
 
 
+def test_in_a_chat_the_dates_an_earlier_turn_gave_are_kept(
+    rest_toolbox: Callable[..., Toolbox],
+) -> None:
+    january = {"since": "2023-01-01", "until": "2023-01-31"}
+    hotel = {"project": "Summit Ridge Hotel", **january}
+    harbor = {"project": "Harbor Point Apartments", **january}
+    turns = [react("list_weather_delays", hotel), final("None."), final("None.")]
+    tb = rest_toolbox([*turns, react("list_weather_delays", harbor), final("None."), final("-")])
+    tb.chat("s", "Did the Summit Ridge Hotel lose days to weather in January 2023?")
+    follow_up = tb.chat("s", "And Harbor Point Apartments?")
+    assert follow_up.trace[0].empty  # the first turn gave January 2023: the dates stand
+    fresh = rest_toolbox([react("list_weather_delays", harbor), final("Some.")])
+    alone = fresh.chat("t", "And Harbor Point Apartments?")
+    assert not alone.trace[0].empty and "dates the question does not give" in (
+        alone.trace[0].observation
+    )
+
+
 def test_the_router_leaves_out_invented_dates_the_same_way(
     rest_toolbox: Callable[..., Toolbox],
 ) -> None:

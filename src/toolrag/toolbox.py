@@ -79,9 +79,8 @@ class ChatSession:
 
     memory: ChatMemoryBuffer
     sticky: list[str] = field(default_factory=list)
-    asked: list[str] = field(
-        default_factory=list
-    )  # the user's turns so far: a follow-up may keep the dates an earlier turn gave
+    # the user's turns so far: a follow-up may keep the dates an earlier turn gave
+    asked: list[str] = field(default_factory=list)
 
 
 class Toolbox:
