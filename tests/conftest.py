@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from toolrag import Settings, Toolbox
+from toolrag.sample_api import running_server
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
@@ -56,6 +57,21 @@ def toolbox_factory(sample_settings: Settings) -> Iterator[object]:
         return Toolbox(sample_settings, scripted_turns=turns)
 
     yield make
+
+
+@pytest.fixture(scope="module")
+def field_api() -> Iterator[str]:
+    """The sample field API on 127.0.0.1, for the REST tools of ``rest_toolbox``."""
+    with running_server(DATA) as url:
+        yield url
+
+
+@pytest.fixture
+def rest_toolbox(
+    field_api: str, monkeypatch: pytest.MonkeyPatch, toolbox_factory: Callable[..., Toolbox]
+) -> Callable[[list[object]], Toolbox]:
+    monkeypatch.setenv("TOOLRAG_FIELD_API_URL", field_api)
+    return toolbox_factory
 
 
 def react(tool: str, args: dict[str, object], thought: str = "I need a tool.") -> str:

@@ -182,7 +182,7 @@ def test_a_poisoned_document_cannot_cancel_an_inspection(field_api: str, tmp_pat
         )
 
     turns = [
-        react("search_documents", {"query": "INSP-101-06 inspection schedule"}),
+        react("search_documents", {"query": "framing re-inspection schedule"}),
         obey_the_injection,
         final("The inspection is scheduled for 2025-12-18."),
         final("The inspection is scheduled for 2025-12-18."),

@@ -6,30 +6,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 from llama_index.core.llms import ChatMessage
 
 from toolrag import Toolbox
 from toolrag.evaluation.questions import Question, answer_matches, load_questions
-from toolrag.sample_api import running_server
 
 from .conftest import DATA, final, react
-
-
-@pytest.fixture(scope="module")
-def field_api() -> Iterator[str]:
-    with running_server(DATA) as url:
-        yield url
-
-
-@pytest.fixture
-def rest_toolbox(
-    field_api: str, monkeypatch: pytest.MonkeyPatch, toolbox_factory: Callable[..., Toolbox]
-) -> Callable[[list[object]], Toolbox]:
-    monkeypatch.setenv("TOOLRAG_FIELD_API_URL", field_api)
-    return toolbox_factory
 
 
 def _total_days(messages: Sequence[ChatMessage]) -> str:
@@ -40,7 +25,9 @@ def _total_days(messages: Sequence[ChatMessage]) -> str:
 
 
 def test_agent_answers_from_the_field_api(rest_toolbox: Callable[..., Toolbox]) -> None:
-    tb = rest_toolbox([react("list_weather_delays", {"project": "GRB-107"}), _total_days])
+    tb = rest_toolbox(
+        [react("list_weather_delays", {"project": "Summit Ridge Hotel"}), _total_days]
+    )
     answer = tb.ask("How many working days has the Summit Ridge Hotel lost to weather?")
     assert "list_weather_delays" in answer.tools_offered
     step = answer.trace[0]

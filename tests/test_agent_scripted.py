@@ -65,7 +65,7 @@ def test_graceful_stop_after_max_iterations(toolbox_factory: Callable[..., Toolb
     ]
     tb = toolbox_factory([*loop, "Thought: stop.\nAnswer: I found the GRB-101 schedule."])
     tb.settings.max_iterations = 3
-    answer = tb.ask("Loop forever please")
+    answer = tb.ask("Read the schedules of GRB-101, GRB-102 and GRB-103, forever please")
     assert len(answer.trace) == 2 and answer.stopped_early  # the 3rd step hit the cap
     assert "GRB-101" in answer.answer  # the early-stopping turn answered instead of raising
 

@@ -67,7 +67,7 @@ def test_parallel_calls_in_one_turn_are_both_traced(
             "Both schedules found.",
         ]
     )
-    answer = tb.ask("Compare the schedules of the Summit Ridge Hotel and Fire Station 7.")
+    answer = tb.ask("Compare the schedules of GRB-107 (Summit Ridge Hotel) and GRB-104.")
     assert sorted(s.arguments["project"] for s in answer.trace) == ["GRB-104", "GRB-107"]
     assert all(s.success for s in answer.trace)
     files = {s.file for s in answer.sources}

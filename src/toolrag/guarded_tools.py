@@ -6,6 +6,8 @@ waits in the workflow: it emits :class:`ApprovalRequired` (an ``InputRequiredEve
 on the ``HumanResponseEvent`` the caller sends back (:func:`toolrag.agent.run_agent` answers it
 with the ``approve`` callback, the CLI prompt or ``--approve``/``--deny``). Write calls get an
 idempotency key derived from the run id and the step (of the first identical write in the run).
+A call whose arguments hold an identifier or a shown name that neither the question nor what the
+run has read since gives is refused once (:mod:`toolrag.grounded_calls`).
 """
 
 import uuid
@@ -16,6 +18,7 @@ from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
 from workflows import Context
 from workflows.events import HumanResponseEvent, InputRequiredEvent
 
+from toolrag.grounded_calls import ground_call, with_note
 from toolrag.guard import ToolGuard
 from toolrag.guard.idempotency import args_hash
 from toolrag.guard.widen import without_invented_dates
@@ -40,6 +43,10 @@ class RunState:
     steps: int = 0
     question: str = ""
     write_keys: dict[tuple[str, str], str] = field(default_factory=dict)
+    # what the model has read since the question (tool results, a chat's earlier turns): a
+    # value found there grounds an argument (toolrag.grounded_calls)
+    seen: list[str] = field(default_factory=list)
+    refused: set[str] = field(default_factory=set)  # calls refused once for ungrounded values
 
     def write_key(self, name: str, arguments: dict[str, Any], step: int) -> str:
         """The run id and the step of the first identical write in this run: a model that
@@ -55,6 +62,13 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
 
     async def call(ctx: Context, **kwargs: Any) -> ToolResult:
         step = run.steps + 1  # counted when a call finishes: a replayed step keeps its number
+        grounded = ground_call(
+            tool, kwargs, question=run.question, seen="\n".join(run.seen), refused=run.refused
+        )
+        if grounded.refusal is not None and guard.permitted(name):
+            run.steps = step
+            return guard.refuse(name, kwargs, grounded.refusal, run_id=run.run_id)
+        kwargs = grounded.arguments
         approved: bool | None = None
         if guard.permitted(name) and guard.needs_approval(name):
             request = guard.approval_request(name, kwargs, run.run_id)
@@ -78,8 +92,9 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
         )
         if wider is not None:
             run.steps = step + 1
-            return wider
-        return result
+            result = wider
+        run.seen.append(result.render(max_chars=4000))
+        return with_note(result, grounded.note)
 
     return FunctionTool(async_fn=call, metadata=tool.metadata)
 

@@ -151,6 +151,7 @@ async def ask_routed(toolbox: Toolbox, question: str) -> Answer:
         remember = getattr(retriever.retriever, "remember", None)
         for n, (call, result) in enumerate(zip(decision.calls, routed.results, strict=True)):
             rendered = result.render(max_chars=4000)
+            run.seen.append(rendered)  # values the router's calls read ground the next ones
             first.append(
                 TraceStep(
                     step=n + 1,

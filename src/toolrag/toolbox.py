@@ -406,8 +406,9 @@ class Toolbox:
         session = self._sessions.setdefault(
             session_id, ChatSession(memory=ChatMemoryBuffer.from_defaults(llm=self.llm))
         )
+        earlier = [str(m.content) for m in session.memory.get_all() if m.content]
         session.asked.append(message)
-        run = RunState(question="\n".join(session.asked))
+        run = RunState(question="\n".join(session.asked), seen=earlier)
         retriever = self.tool_retriever(run)
         retriever.retriever.sticky = session.sticky  # type: ignore[attr-defined]
         agent = build_agent([], self.llm, tool_retriever=retriever, kind=self._agent_kind)

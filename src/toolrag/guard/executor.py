@@ -165,8 +165,30 @@ class ToolGuard:
         started = time.perf_counter()
         arguments = dict(arguments or {})
         entry = self._tools.get(name)
-        card = entry[1] if entry else ToolCard(name=str(name)[:100], version="-")
         status, result = self._call(entry, name, arguments, run_id, step, approved)
+        self._record(name, arguments, status, result, run_id, started)
+        return result
+
+    def refuse(
+        self, name: str, arguments: dict[str, Any], result: ToolResult, *, run_id: str = ""
+    ) -> ToolResult:
+        """Audit a call of ``name`` that a check before the guard stopped (an argument the
+        question never gave, :mod:`toolrag.guarded_tools`) as refused, and return ``result``,
+        the error that check gives the model. The tool does not run."""
+        self._record(name, dict(arguments), "refused", result, run_id, time.perf_counter())
+        return result
+
+    def _record(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        status: str,
+        result: ToolResult,
+        run_id: str,
+        started: float,
+    ) -> None:
+        entry = self._tools.get(name)
+        card = entry[1] if entry else ToolCard(name=str(name)[:100], version="-")
         if self.audit is not None:
             try:
                 self.audit.record(
@@ -183,7 +205,6 @@ class ToolGuard:
                 )
             except Exception:  # an audit failure is logged, never hidden behind a result
                 log.exception("audit record for %s failed", name)
-        return result
 
     def _call(
         self,

@@ -156,6 +156,7 @@ class Ungrounded(NamedTuple):
     call: int
     key: str
     error: str
+    value: str = ""  # the value not given
 
 
 def ungrounded_values(
@@ -163,6 +164,9 @@ def ungrounded_values(
     decision: RouteDecision,
     examples: Sequence[Example],
     tools: Mapping[str, BaseTool] | None = None,
+    *,
+    seen: str = "",
+    unsupported: str = "is not in the question, and no example maps it from a name it uses",
 ) -> list[Ungrounded]:
     """The identifiers and proper names in the arguments that the question does not give.
 
@@ -178,8 +182,12 @@ def ungrounded_values(
     description or parameter descriptions pairs it with a name the question uses ("Project
     code (GRB-101) or name (Riverside Medical Office Building)"). Any other is an error for the
     repair round, which asks for the value as the question states it (the name, where the tool
-    accepts one) or no value for an optional argument."""
-    asked = folded(question)
+    accepts one) or no value for an optional argument.
+
+    ``seen``: what the model has read since the question (earlier tool results, a chat's
+    earlier answers); a value found there is grounded too (a code looked up first).
+    ``unsupported``: how an error says where the value is missing from."""
+    asked = folded(f"{question}\n{seen}")
     offered = {name: (t.metadata.description, tool_schema(t)) for name, t in (tools or {}).items()}
     shown = folded(
         " ".join(e.query + " " + e.model_dump_json() for e in examples)
@@ -190,7 +198,7 @@ def ungrounded_values(
         for text, schema in offered.values()
         for c in _clauses("\n\n".join([text, *_descriptions(schema)]))
     ]
-    words = {_stem(w) for w in _WORD.findall(question)}
+    words = {_stem(w) for w in _WORD.findall(f"{question}\n{seen}")}
     names = _capitalised(question, True)
     given = given_values(question)
     hint = (
@@ -223,7 +231,7 @@ def ungrounded_values(
                 where = (
                     f"is copied from the example question {source.query!r}"
                     if source is not None
-                    else "is not in the question, and no example maps it from a name it uses"
+                    else unsupported
                 )
                 error = (
                     f"calls[{n}].arguments.{key}: {text!r} {where}; {hint}. Take the value "
@@ -231,7 +239,7 @@ def ungrounded_values(
                     "accepts names), or leave out an optional argument the question does not "
                     "give."
                 )
-                errors.append(Ungrounded(n, key, error))
+                errors.append(Ungrounded(n, key, error, text))
                 break
     return errors
 
@@ -245,7 +253,8 @@ def drop_optional(
     never gave), after the repair round could not fix them: the call then runs wider instead
     of on another record. None, with ``decision`` untouched, when one of them is required."""
     drops = []
-    for n, key, _ in found:
+    for u in found:
+        n, key = u.call, u.key
         call = decision.calls[n]
         schema = tool_schema(tools[call.tool]) if call.tool in tools else None
         if schema is None or key in (schema.get("required") or []):
