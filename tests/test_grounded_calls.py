@@ -43,6 +43,8 @@ def test_a_code_copied_from_the_description_becomes_the_name_the_question_gives(
     assert step.success and {i["project"] for i in _inspections(step.observation)} == {"GRB-109"}
     note = json.loads(step.observation)["suggestion"]
     assert "project='Pinecrest Senior Living' for 'GRB-101'" in note
+    assert step.arguments["project"] == "GRB-101"  # as the model wrote it, and as it ran:
+    assert step.ran_with == {"project": "Pinecrest Senior Living", **FAILED}
     ((status, ran),) = _calls(tb, answer.run_id, "list_inspections")
     assert status == "ok" and ran["project"] == "Pinecrest Senior Living"
 

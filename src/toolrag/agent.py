@@ -63,6 +63,11 @@ class TraceStep(BaseModel):
         default_factory=list, description="The tools retrieved for this step."
     )
     arguments: dict[str, Any]
+    ran_with: dict[str, Any] | None = Field(
+        None,
+        description="The arguments the call ran with, when a check changed the model's (an "
+        "id or name the question never gave: toolrag.grounded_calls).",
+    )
     success: bool
     error_code: str | None = None
     recoverable: bool = Field(True, description="Whether a corrected call can succeed.")
@@ -283,6 +288,7 @@ def _collect(
                     dict.fromkeys([*answer.tools_offered, *(s.tool for s in answer.trace)])
                 ),
                 arguments=dict(event.tool_kwargs or {}),
+                ran_with=result.ran_with if result else None,
                 success=result.success if result else not event.tool_output.is_error,
                 error_code=(
                     result.error_code.value

@@ -196,9 +196,10 @@ def _print_answer(answer: Any, trace: bool) -> None:
         out.print("[bold]Trace:[/bold]")
         for step in answer.trace:
             status = "ok" if step.success else f"error {step.error_code}"
+            ran = f", ran with {json.dumps(step.ran_with)}" if step.ran_with is not None else ""
             out.print(
                 escape(
-                    f"  {step.step}. {step.tool}({json.dumps(step.arguments)}) -> {status} "
+                    f"  {step.step}. {step.tool}({json.dumps(step.arguments)}){ran} -> {status} "
                     f"in {step.seconds:.2f}s"
                 ),
                 highlight=False,

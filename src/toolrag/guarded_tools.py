@@ -68,7 +68,7 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
         if grounded.refusal is not None and guard.permitted(name):
             run.steps = step
             return guard.refuse(name, kwargs, grounded.refusal, run_id=run.run_id)
-        kwargs = grounded.arguments
+        written, kwargs = kwargs, grounded.arguments
         approved: bool | None = None
         if guard.permitted(name) and guard.needs_approval(name):
             request = guard.approval_request(name, kwargs, run.run_id)
@@ -94,6 +94,8 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
             run.steps = step + 1
             result = wider
         run.seen.append(result.render(max_chars=4000))
+        if grounded.arguments != written:
+            result.ran_with = grounded.arguments
         return with_note(result, grounded.note)
 
     return FunctionTool(async_fn=call, metadata=tool.metadata)

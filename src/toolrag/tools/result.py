@@ -56,6 +56,9 @@ class ToolResult(BaseModel):
     sources: list[Source] = Field(default_factory=list, exclude=True)
     truncated: bool = False
     idempotent_replay: bool = False
+    # the arguments the call ran with, when a check before it changed the model's
+    # (toolrag.grounded_calls); the suggestion tells the model, the trace shows them
+    ran_with: dict[str, Any] | None = Field(None, exclude=True)
 
     @classmethod
     def ok(
