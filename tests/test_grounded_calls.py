@@ -112,7 +112,11 @@ def test_a_code_read_in_an_earlier_result_or_a_described_pair_is_used_as_given(
         [react("list_inspections", {"project": "GRB-101"}), final("INSP-109-02 failed.")]
     )
     riverside = tb.ask("Which inspections has the Riverside Medical Office Building had?")
-    assert riverside.trace[0].success
+    assert riverside.trace[0].success and riverside.trace[0].ran_with is None
+    # and another tool's does: list_weather_delays' "code (GRB-103) or name (Harbor Point ...)"
+    tb = rest_toolbox([react("get_site_status", {"project": "GRB-103"}), final("61 workers.")])
+    harbor = tb.ask("How many workers are on site at Harbor Point Apartments?")
+    assert harbor.trace[0].success and harbor.trace[0].ran_with is None
 
 
 def test_in_a_chat_a_code_an_earlier_turn_read_grounds_a_follow_up(

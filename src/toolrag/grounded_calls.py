@@ -92,10 +92,12 @@ def ground_call(
     question: str,
     seen: str,
     refused: set[str],
+    shown: Mapping[str, BaseTool] | None = None,
 ) -> Grounded:
     """Check one call of ``tool`` against ``question`` and ``seen`` (what the run has read
     since). ``refused``: the calls refused so far in this run (updated here), so a call is
-    refused once and runs when the model repeats it."""
+    refused once and runs when the model repeats it. ``shown``: the other tools the model may
+    have been shown, whose descriptions can pair a code with a name the question uses."""
     args = dict(arguments)
     if not question:
         return Grounded(None, args)
@@ -109,7 +111,7 @@ def ground_call(
             action="call_tools", calls=[ToolCallSpec(tool=name, arguments=checked)]
         )
         return ungrounded_values(
-            question, decision, [], {name: tool}, seen=seen, unsupported=UNSEEN
+            question, decision, [], {**(shown or {}), name: tool}, seen=seen, unsupported=UNSEEN
         )
 
     found = ungrounded()

@@ -47,6 +47,9 @@ class RunState:
     # value found there grounds an argument (toolrag.grounded_calls)
     seen: list[str] = field(default_factory=list)
     refused: set[str] = field(default_factory=set)  # calls refused once for ungrounded values
+    # every tool the run may offer, by name: a description that pairs a code with a name the
+    # question uses ("code (GRB-103) or name (Harbor Point Apartments)") grounds that code
+    tools: dict[str, BaseTool] = field(default_factory=dict)
 
     def write_key(self, name: str, arguments: dict[str, Any], step: int) -> str:
         """The run id and the step of the first identical write in this run: a model that
@@ -63,7 +66,12 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
     async def call(ctx: Context, **kwargs: Any) -> ToolResult:
         step = run.steps + 1  # counted when a call finishes: a replayed step keeps its number
         grounded = ground_call(
-            tool, kwargs, question=run.question, seen="\n".join(run.seen), refused=run.refused
+            tool,
+            kwargs,
+            question=run.question,
+            seen="\n".join(run.seen),
+            refused=run.refused,
+            shown=run.tools,
         )
         if grounded.refusal is not None and guard.permitted(name):
             run.steps = step
@@ -114,4 +122,6 @@ def unknown_tool(guard: ToolGuard, name: str, run: RunState) -> FunctionTool:
 
 def guarded_tools(guard: ToolGuard, tools: list[BaseTool], run: RunState) -> list[BaseTool]:
     """The permitted ``tools``, each behind ``guard`` (the profile filters what is offered)."""
-    return [guarded_tool(guard, t, run) for t in tools if guard.permitted(t.metadata.get_name())]
+    permitted = [t for t in tools if guard.permitted(t.metadata.get_name())]
+    run.tools.update({t.metadata.get_name(): t for t in permitted})
+    return [guarded_tool(guard, t, run) for t in permitted]
