@@ -49,7 +49,9 @@ def test_agent_write_is_applied_once(rest_toolbox: Callable[..., Toolbox]) -> No
             final("Noted."),
         ]
     )
-    answer = tb.ask("Add a note to inspection INSP-109-02 that the drain hangers were added.")
+    answer = tb.ask(
+        "Add a note from Elena Morales to inspection INSP-109-02: the drain hangers were added."
+    )
     first, second = (json.loads(s.observation)["data"]["body"] for s in answer.trace)
     assert first == second  # same Idempotency-Key: one note, replayed
 

@@ -161,3 +161,24 @@ def test_ground_call_checks_only_with_a_question_and_runs_a_required_value_when_
     keyed = {"rfi_id": "RFI-101-015", "idempotency_key": "run-1a2b:3:x"}
     own = ground_call(tool, keyed, question="Look up RFI-101-015", seen="", refused=set())
     assert own.refusal is None  # an idempotency key the model gives is not checked
+
+
+def test_a_write_with_a_name_the_question_never_gave_is_refused_first(
+    rest_toolbox: Callable[..., Toolbox],
+) -> None:
+    """The author is a superintendent's name the run_sql card lists; the user never gave it."""
+    note = {
+        "inspection_id": "INSP-109-02",
+        "note": "Drain hangers added.",
+        "author": "Elena Morales",
+    }
+    tb = rest_toolbox(
+        [react("create_inspection_note", note), react("create_inspection_note", note), final("Ok.")]
+    )
+    answer = tb.ask("Add a note to inspection INSP-109-02 that the drain hangers were added.")
+    refused, ran = answer.trace
+    assert refused.error_code == "INVALID_ARGUMENT"
+    assert "author: 'Elena Morales' is in neither the question" in refused.observation
+    assert ran.success and "'Elena Morales'" in json.loads(ran.observation)["suggestion"]
+    statuses = [status for status, _ in _calls(tb, answer.run_id, "create_inspection_note")]
+    assert statuses == ["refused", "ok"]  # one note written, after the model insisted
