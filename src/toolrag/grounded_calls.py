@@ -104,24 +104,23 @@ def ground_call(
     name = tool.metadata.get_name()
     schema = tool_schema(tool)
 
+    def one_call(arguments: dict[str, Any]) -> RouteDecision:
+        return RouteDecision(
+            action="call_tools", calls=[ToolCallSpec(tool=name, arguments=arguments)]
+        )
+
     def ungrounded() -> list[Ungrounded]:
         # the guard derives an idempotency key when the model gives none; one it gives is its own
-        checked = {k: v for k, v in args.items() if k != "idempotency_key"}
-        decision = RouteDecision(
-            action="call_tools", calls=[ToolCallSpec(tool=name, arguments=checked)]
-        )
+        checked = one_call({k: v for k, v in args.items() if k != "idempotency_key"})
         return ungrounded_values(
-            question, decision, [], {**(shown or {}), name: tool}, seen=seen, unsupported=UNSEEN
+            question, checked, [], {**(shown or {}), name: tool}, seen=seen, unsupported=UNSEEN
         )
 
     found = ungrounded()
     if not found:
         return Grounded(None, args)
     notes = []
-    only = RouteDecision(
-        action="call_tools",
-        calls=[ToolCallSpec(tool=name, arguments={u.key: args[u.key] for u in found})],
-    )
+    only = one_call({u.key: args[u.key] for u in found})
     if replaced := ground_codes(question, only):  # the question's one id of the same shape
         args.update(only.calls[0].arguments)
         fixed = "; ".join(n.removeprefix(f"{name}.") for n in replaced)
@@ -171,10 +170,3 @@ def ground_call(
         f"Left out {left_out}, which neither the question nor an earlier result gives: these "
         f"are the results of {name} without it.",
     )
-
-
-def with_note(result: ToolResult, note: str | None) -> ToolResult:
-    """``result`` with ``note`` before its own suggestion."""
-    if note:
-        result.suggestion = f"{note} {result.suggestion}" if result.suggestion else note
-    return result

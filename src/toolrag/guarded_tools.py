@@ -18,7 +18,7 @@ from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
 from workflows import Context
 from workflows.events import HumanResponseEvent, InputRequiredEvent
 
-from toolrag.grounded_calls import ground_call, with_note
+from toolrag.grounded_calls import ground_call
 from toolrag.guard import ToolGuard
 from toolrag.guard.idempotency import args_hash
 from toolrag.guard.widen import without_invented_dates
@@ -104,7 +104,7 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
         run.seen.append(result.render(max_chars=4000))
         if grounded.arguments != written:
             result.ran_with = grounded.arguments
-        return with_note(result, grounded.note)
+        return result.with_note(grounded.note)
 
     return FunctionTool(async_fn=call, metadata=tool.metadata)
 

@@ -113,8 +113,7 @@ def call_validated(
     if not isinstance(result, ToolResult):
         result = ToolResult.ok(result)
     if ignored:
-        note = f"Ignored unknown arguments: {', '.join(ignored)}."
-        result.suggestion = f"{note} {result.suggestion or ''}".strip()
+        result.with_note(f"Ignored unknown arguments: {', '.join(ignored)}.")
     return result
 
 

@@ -60,6 +60,13 @@ class ToolResult(BaseModel):
     # (toolrag.grounded_calls); the suggestion tells the model, the trace shows them
     ran_with: dict[str, Any] | None = Field(None, exclude=True)
 
+    def with_note(self, note: str | None) -> ToolResult:
+        """This result with ``note`` before its suggestion: what was changed or ignored on the
+        way to it (unknown arguments, a value the question never gave)."""
+        if note:
+            self.suggestion = f"{note} {self.suggestion}" if self.suggestion else note
+        return self
+
     @classmethod
     def ok(
         cls, data: Any, sources: list[Source] | None = None, suggestion: str | None = None
