@@ -34,6 +34,27 @@ def test_parse_requests_drops_numbering_repeats_the_tool_name_and_long_lines() -
     assert parse_requests(REPLY, 1, "get_weather") == ["Do I need an umbrella in Oslo tomorrow?"]
 
 
+def test_parse_requests_keeps_a_one_word_name_used_as_a_word() -> None:
+    # A user asks "what is the sum of 3 and 4" of a tool called ``sum``: only the name quoted
+    # as a name, or written as an identifier, names the tool (as in a question, tool_names).
+    reply = """1. What is the sum of 3 and 4?
+2. Use the 'sum' tool to add 1 and 2.
+3. Add up 7.5 and 2.25, then tell me the summary.
+4. Call `Sum` with 5 and 6."""
+    assert parse_requests(reply, 5, "sum") == [
+        "What is the sum of 3 and 4?",
+        "Add up 7.5 and 2.25, then tell me the summary.",
+    ]
+    # an identifier-shaped name counts wherever it stands as a word, in any case
+    assert parse_requests("Run Get_Weather for Rome\nWill it rain in Rome?", 5, "get_weather") == [
+        "Will it rain in Rome?"
+    ]
+    # a name of another shape still counts wherever its text appears
+    assert parse_requests("Get weather in Rome\nWill it rain?", 5, "get weather") == [
+        "Will it rain?"
+    ]
+
+
 @pytest.fixture
 def cards() -> list[ToolCard]:
     return load_tool_list(FIXTURES / "tools_small.json")
@@ -154,3 +175,15 @@ def test_the_toolbox_indexes_the_requests_written_for_its_tools(tmp_path: Path) 
     assert index.cards[card.id].synthetic == ["Which sheets show the lobby?"]
     rows = index._requests_table().to_arrow().select(["id", "text"]).to_pylist()
     assert rows == [{"id": card.id, "text": "Which sheets show the lobby?"}]
+
+
+def test_a_card_whose_reply_held_no_request_is_not_covered(
+    cards: list[ToolCard], tmp_path: Path
+) -> None:
+    # the second reply names the tool on every line, so nothing of it is kept
+    second = cards[1].name
+    llm = ScriptedLLM(["Will it hail in Bergen?", f"1. call {second} now\n2. run {second}"])
+    store = SyntheticQueries(tmp_path / "s.sqlite", llm, per_card=2)
+    assert store.fill(cards[:2]) == 2
+    assert store.cached(cards[1]) == []
+    assert store.covered(cards[:2]) == 1

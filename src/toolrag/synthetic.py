@@ -30,6 +30,7 @@ from llama_index.core.llms import LLM
 
 from toolrag.cards import ToolCard
 from toolrag.errors import ConfigError
+from toolrag.tool_names import NameFinder
 
 PROMPT = """A tool an assistant can call:
 
@@ -69,12 +70,23 @@ class _Entry(NamedTuple):
 def parse_requests(text: str, n: int, tool_name: str, written: Sequence[str] = ()) -> list[str]:
     """The requests in an LLM reply: one per line, numbering, bullets and quotes removed,
     without repeats (of each other or of ``written``), lines naming the tool, or lines too long
-    to be a request."""
+    to be a request.
+
+    A line names the tool as a question would (:class:`toolrag.tool_names.NameFinder`): by an
+    identifier-shaped name anywhere ("call get_weather for Rome"), by a one-word name only when
+    quoted. A one-word name is also an ordinary word, and a user asks "what is the sum of 3 and
+    4" of a tool called ``sum``: the substring test this replaced dropped such lines, and with
+    them most requests of 16 BFCL cards (``sum``, ``add``, ``multiply``, ``translate``, ...)."""
+    finder = NameFinder({tool_name: True})
+    if finder.knows(tool_name):
+        names_tool: Callable[[str], object] = finder
+    else:  # a name of another shape ("get weather", "api/v1/items"): its text anywhere
+        names_tool = lambda line: tool_name.lower() in line.lower()  # noqa: E731
     out: list[str] = []
     seen = {r.lower() for r in written}
     for line in text.splitlines():
         request = _BULLET.sub("", line).strip().strip("\"'").strip()
-        if not request or len(request) > MAX_CHARS or tool_name.lower() in request.lower():
+        if not request or len(request) > MAX_CHARS or names_tool(request):
             continue
         if request.lower() not in seen:
             seen.add(request.lower())
@@ -208,9 +220,10 @@ class SyntheticQueries:
         return len(todo)
 
     def covered(self, cards: Sequence[ToolCard]) -> int:
-        """How many of ``cards`` have requests cached."""
+        """How many of ``cards`` have requests cached (a card whose reply held no usable request
+        has a row, and no requests)."""
         stored = self._stored()
-        return sum(self._key(c) in stored for c in cards)
+        return sum(bool((entry := stored.get(self._key(c))) and entry.requests) for c in cards)
 
     def augment(self, cards: Sequence[ToolCard]) -> list[ToolCard]:
         """The cards with their cached requests (a card without any is returned unchanged)."""

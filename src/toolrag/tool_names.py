@@ -42,6 +42,11 @@ class NameFinder(Generic[Tool]):
             folded.setdefault(name.lower(), []).append(tool)
         self._folded = {low: found[0] for low, found in folded.items() if len(found) == 1}
 
+    def knows(self, name: str) -> bool:
+        """Whether ``name`` is one of the pool's names a text can name (identifier-shaped or one
+        word; a name of another shape, such as "get weather", is never found in a text)."""
+        return name in self._exact
+
     def __call__(self, text: str) -> list[Tool]:
         """The tools ``text`` names, each once, in the order they are first named."""
         named: list[Tool] = []
