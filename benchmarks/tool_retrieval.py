@@ -15,10 +15,11 @@ how the adapter did on the requests it held out. ``--requests-per-card N`` keeps
 each card's requests (the ablation of how many to write).
 
 With ``--synthetic`` there is also ``best+requests+translated``: ``best+requests`` where a
-question written mostly outside the English alphabet is searched in the English the local model
-translated it into (:mod:`toolrag.translation`). The translations are replayed from
-``benchmarks/records/translations_bfcl.sqlite``; ``--translate-live`` has the configured LLM
-translate the questions the record lacks (and records them). Its p50/p95 are the search's: the
+question not in English (another alphabet, or another language by the language identifier) is
+searched in the English the local model translated it into (:mod:`toolrag.translation`). The
+translations are replayed from ``benchmarks/records/translations_bfcl.sqlite``;
+``--translate-live`` has the configured LLM translate the questions the record lacks (and
+records them). Its p50/p95 are the search's: the
 LLM's seconds per translation, as recorded, are in the JSON (``translation``).
 """
 

@@ -15,7 +15,12 @@ from toolrag.errors import ConfigError
 from toolrag.events import AgentEvent, listening
 from toolrag.llms import ScriptedLLM
 from toolrag.toolindex import ToolIndex
-from toolrag.translation import QueryTranslator, needs_translation, parse_translation
+from toolrag.translation import (
+    QueryTranslator,
+    language,
+    needs_translation,
+    parse_translation,
+)
 
 from .conftest import final, react
 from .test_cli import run_cli, scripted_env
@@ -33,14 +38,32 @@ RAIN_ZH = "明天巴黎会下雨吗？"
         ("Какая погода в Москве?", True),
         ("hey do 거실 에어컨 실행", True),  # mostly Korean letters
         ("Will it rain in Paris tomorrow?", False),
-        ("Quelle est la météo à Genève demain ?", False),  # a few accents: the Latin alphabet
+        # the Latin alphabet in another language: the language identifier says which
+        ("Quelle est la météo à Genève demain ?", True),
+        ("Tìm chuyến xe cho tôi từ Hà Nội loại Plus trong 10 phút nữa.", True),
+        ("Quiero calcular el pago mensual para un crédito de auto a 12 meses", True),
+        ("Saya melihat bahwa produk dengan ID XY123 masih memiliki stok ukuran M.", True),
         ("I'd like to listen to all tracks by Käärijä.", False),
+        # short English that the identifier gives a neighbour of English at low odds
+        ("Get weather of Ha Noi for me", False),
+        ("set an alarm for 11 PM", False),
+        ("LIST C DRIIVE", False),
         ("12345 + 678 = ?", False),  # no letters
         ("", False),
     ],
 )
 def test_which_questions_are_translated(text: str, expected: bool) -> None:
     assert needs_translation(text) is expected
+
+
+def test_the_language_identifier_names_the_language() -> None:
+    code, probability = language("Qual é a previsão do tempo para amanhã em Lisboa?")
+    assert code == "pt" and probability >= 0.9
+    # a short question gets lower odds: in another language it is searched as it is
+    code, probability = language("Qual a temperatura atual em Divinópolis?")
+    assert code == "pt" and probability < 0.9
+    assert not needs_translation("Qual a temperatura atual em Divinópolis?")
+    assert language("Will it rain in Paris tomorrow?")[0] == "en"
 
 
 def test_the_translation_is_read_from_the_reply() -> None:

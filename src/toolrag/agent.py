@@ -179,7 +179,7 @@ class Answer(BaseModel):
     tools_searched: str | None = Field(
         None,
         description="The English the tools were searched with, when the question was "
-        "translated for the tool search (written mostly outside the English alphabet).",
+        "translated for the tool search (a question not in English).",
     )
     tools_required_by: dict[str, str] = Field(
         default_factory=dict,

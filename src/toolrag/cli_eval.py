@@ -144,7 +144,7 @@ def eval_tools(
     translate: Annotated[
         bool,
         typer.Option(
-            help="Search a question written mostly outside the English alphabet with the "
+            help="Search a question not in English (another alphabet or language) with the "
             "configured LLM's English translation (toolrag's strategies; cached in the state "
             "folder's translations.sqlite, so only a first run pays the LLM's time)."
         ),

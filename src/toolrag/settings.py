@@ -136,8 +136,9 @@ class Settings(BaseSettings):
     )
     translate_questions: bool = Field(
         True,
-        description="Search for tools with the LLM's English translation of a question written "
-        "mostly outside the English alphabet (Chinese, Korean, Thai ...); cached per question.",
+        description="Search for tools with the LLM's English translation of a question not in "
+        "English (Chinese, Korean, Thai, or Vietnamese, Spanish ... by the language identifier); "
+        "cached per question.",
     )
     chunk_size: int = Field(200, ge=64, description="Document chunk size in tokens.")
     chunk_overlap: int = Field(30, ge=0)

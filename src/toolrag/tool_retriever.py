@@ -14,7 +14,7 @@ object-node mapping that resolves a name to the registered tool. On top of retri
 - a query that *is* a tool name returns that tool: the workflow agent re-retrieves with the
   tool name when it executes a call, and a plain index would answer "Tool X not found" for any
   tool it does not rank first for its own name;
-- a question written mostly outside the English alphabet is searched in the English the
+- a question not in English (another alphabet or language) is searched in the English the
   index's translator makes of it (``last_searched`` says what was searched);
 - a query shaped like a tool name (``get_wether``, ``cancelInspection``) that no tool has is
   resolved by the ``unknown`` factory: a stand-in whose call returns a structured

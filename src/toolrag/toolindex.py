@@ -21,8 +21,8 @@ one a question names. With enough written requests the index also learns a linea
 from them (:mod:`toolrag.query_adapter`, saved beside the table and fitted again only when the
 cards or their requests change): questions are ranked against the documents in the adapted
 space, while the similarity reported (and the floor) stays the plain cosine. With a
-``translator`` (:mod:`toolrag.translation`), a question written mostly outside the English
-alphabet is searched in the English the LLM translates it into. A tool the question names by its
+``translator`` (:mod:`toolrag.translation`), a question not in English (another alphabet or
+language) is searched in the English the LLM translates it into. A tool the question names by its
 identifier-shaped name ("search it with search_web_tool") or by a quoted one-word name ("use
 the `translate` tool", :mod:`toolrag.tool_names`) ranks first in ``best``: the user asked for
 it.
@@ -450,7 +450,7 @@ class ToolIndex:
     # --- retrieval -----------------------------------------------------------------------------
     def search_text(self, query: str) -> str:
         """The text searched for ``query``: its translation when the ``translator`` makes one
-        (a question written outside the English alphabet), else the query itself."""
+        (a question not in English), else the query itself."""
         if self.translator is None:
             return query
         return self.translator(query) or query
