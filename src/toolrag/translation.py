@@ -37,8 +37,8 @@ from llama_index.core.llms import LLM
 log = logging.getLogger(__name__)
 
 # A question whose letters are at least this share outside a-z (any case) is translated.
-# Accented Latin letters count as outside: French or Spanish text has a few (and stays as it
-# is); Chinese, Korean, Thai, Arabic or Cyrillic text is nearly all outside.
+# Accented Latin letters count as outside: French or Spanish text has a few (so the language
+# identifier decides, below); Chinese, Korean, Thai, Arabic or Cyrillic text is nearly all outside.
 FOREIGN_SHARE = 0.3
 # A question in the Latin alphabet is translated when the language identifier gives another
 # language than English at least this probability. Short English questions are often given a
