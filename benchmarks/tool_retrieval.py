@@ -19,8 +19,8 @@ question not in English (another alphabet, or another language by the language i
 searched in the English the local model translated it into (:mod:`toolrag.translation`). The
 translations are replayed from ``benchmarks/records/translations_bfcl.sqlite``;
 ``--translate-live`` has the configured LLM translate the questions the record lacks (and
-records them). Its p50/p95 are the search's: the
-LLM's seconds per translation, as recorded, are in the JSON (``translation``).
+records them). Its p50/p95 are the search's: the LLM's seconds per translation, as recorded,
+are in the JSON (``translation``).
 """
 
 from __future__ import annotations
