@@ -11,19 +11,16 @@ import pytest
 from toolrag.cards import ToolCard, load_tool_list
 from toolrag.errors import ConfigError
 from toolrag.llms import ScriptedLLM
-from toolrag.synthetic import SyntheticQueries, parse_requests
+from toolrag.synthetic import MAX_CHARS, SyntheticQueries, parse_requests
 
 from .test_cli import run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
-REPLY = (
-    """1. Do I need an umbrella in Oslo tomorrow?
+REPLY = """1. Do I need an umbrella in Oslo tomorrow?
 2) "How windy is it in Lisbon right now?"
 - Do I need an umbrella in Oslo tomorrow?
 * call get_weather for Rome
-Here is a request that goes on far too long to be one: """
-    + "x" * 300
-)
+Here is a request that goes on far too long to be one: """ + " ".join(f"word{i}" for i in range(60))
 
 
 def test_parse_requests_drops_numbering_repeats_the_tool_name_and_long_lines() -> None:
@@ -32,6 +29,25 @@ def test_parse_requests_drops_numbering_repeats_the_tool_name_and_long_lines() -
         "How windy is it in Lisbon right now?",
     ]
     assert parse_requests(REPLY, 1, "get_weather") == ["Do I need an umbrella in Oslo tomorrow?"]
+
+
+def test_a_long_line_keeps_its_sentences_that_fit_and_a_loop_is_cut() -> None:
+    # the local model wrote only such lines for 10 of BFCL's cards, so they had no request
+    head = (
+        'Open a ticket named "Login fails" with a severity of "High" and the description '
+        '"Users cannot log in after the update, and the page shows an error." '
+    )
+    sentence = "Then assign it to the web team and notify the on-call engineer. "
+    long = head + sentence * 4
+    assert len(head + sentence * 2) <= MAX_CHARS < len(head + sentence * 3)
+    loop = "What is the mode of these numbers: [3, 5, 7, 3, 9, " + "5, 7, 3, 9, " * 60
+    got = parse_requests(f"1. {long}\n2. {loop}\n3. What is 10000 + 2222?", 5, "open_ticket")
+    assert got == [
+        (head + sentence * 2).strip(),  # the whole sentences that fit
+        "What is the mode of these numbers: [3, 5, 7, 3, 9, 5, 7, 3, 9,",  # the loop twice
+        "What is 10000 + 2222?",  # a short line keeps its repeated digits
+    ]
+    assert all(len(r) <= MAX_CHARS for r in got)
 
 
 def test_parse_requests_keeps_a_one_word_name_used_as_a_word() -> None:
@@ -187,3 +203,8 @@ def test_a_card_whose_reply_held_no_request_is_not_covered(
     assert store.fill(cards[:2]) == 2
     assert store.cached(cards[1]) == []
     assert store.covered(cards[:2]) == 1
+    # the next run asks again for that card only
+    store.llm = ScriptedLLM(["Is it windy in Bergen?"])
+    assert store.fill(cards[:2]) == 1
+    assert store.cached(cards[1]) == ["Is it windy in Bergen?"]
+    assert store.covered(cards[:2]) == 2 and store.fill(cards[:2]) == 0

@@ -141,7 +141,8 @@ def tools_synth(
     per_card: Annotated[int, typer.Option(min=1, max=10, help="Requests per card.")] = 3,
     limit: Annotated[int, typer.Option(min=0, help="Cards to write for (0: all).")] = 0,
 ) -> None:
-    """Have the LLM write example requests for every card that has none cached.
+    """Have the LLM write example requests for every card that has none cached (or whose
+    cached reply held none: it is asked again).
 
     The requests are kept per card version and model in the state folder's synthetic.sqlite;
     a re-run goes on where it stopped. A larger --per-card than the cached requests were
