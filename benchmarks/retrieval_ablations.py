@@ -116,6 +116,17 @@ def unit(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
 
 
+def request_ends(index: ToolIndex) -> np.ndarray:
+    """Where each card's group of written requests ends in ``_req_matrix`` (its starts are
+    ``_req_starts``)."""
+    return np.r_[index._req_starts[1:], len(index._req_matrix)]
+
+
+def request_owners(index: ToolIndex) -> np.ndarray:
+    """The card row of each written request, row by row of ``_req_matrix``."""
+    return np.repeat(index._req_rows, request_ends(index) - index._req_starts)
+
+
 class Bench:
     """BFCL's pool with its written requests in a ToolIndex, the query sets and their vectors."""
 
@@ -223,8 +234,8 @@ def rerank(bench: Bench) -> dict[str, Any]:
     torch.manual_seed(0)
     index = bench.index
     features = Features(index, {c.id: c for c in bench.cards})
-    ends = np.r_[index._req_starts[1:], len(index._req_matrix)]
-    owner = np.repeat(index._req_rows, ends - index._req_starts)
+    ends = request_ends(index)
+    owner = request_owners(index)
     train_rows = [e - 1 for s, e in zip(index._req_starts, ends, strict=True) if e - s >= 3]
     rest = np.ones(len(owner), dtype=bool)
     rest[train_rows] = False
@@ -408,8 +419,7 @@ Scorer = Callable[[ToolIndex, np.ndarray], tuple[np.ndarray, np.ndarray]]
 def _request_hubness(index: ToolIndex) -> np.ndarray:
     """Each written request's mean cosine with its HUB_K nearest requests of other cards."""
     reqs = index._req_matrix
-    ends = np.r_[index._req_starts[1:], len(reqs)]
-    owner = np.repeat(index._req_rows, ends - index._req_starts)
+    owner = request_owners(index)
     out = np.zeros(len(reqs), dtype=np.float32)
     for start in range(0, len(reqs), 512):
         sims = reqs[start : start + 512] @ reqs.T
@@ -862,8 +872,8 @@ def seeds(bench: Bench) -> dict[str, Any]:
     shipped = index.adapter
     if shipped is None:
         raise SystemExit("seeds: the index has no query adapter (too few written requests)")
-    sizes = np.diff(np.append(index._req_starts, len(index._req_matrix)))
-    owners = np.repeat(index._req_rows, sizes)
+    owners = request_owners(index)
+    translator, recorded = index.translator, QueryTranslator(TRANSLATIONS)
     rows: dict[str, Any] = {}
     try:
         for seed in SEEDS:
@@ -878,13 +888,13 @@ def seeds(bench: Bench) -> dict[str, Any]:
                 "multi": bench.best("multi"),
                 "single": bench.best("single"),
             }
-            index.translator = QueryTranslator(TRANSLATIONS)
+            index.translator = recorded
             row["single+translated"] = bench.best("single")
-            index.translator = None
+            index.translator = translator
             rows[f"seed {seed}"] = row
             print(f"seed {seed}", json.dumps(row), flush=True)
     finally:
-        index.adapter, index.translator = shipped, None
+        index.adapter, index.translator = shipped, translator
     r5 = [row["single+translated"]["recall@5"] for row in rows.values()]
     return {
         "seeds": rows,

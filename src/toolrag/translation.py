@@ -81,7 +81,7 @@ LANGUAGES = (
 # than English more than half the probability (over ``LANGUAGES``). None of NESTFUL's 1,300
 # requests, BFCL's 207 multi-tool ones or the sample domain's 253 questions is; 14 of BFCL's
 # single-call questions written in the Latin alphabet are: Portuguese, Vietnamese, Spanish,
-# Indonesian, Chinese or Hindi with Latin-letter names in it, and one English, "Get version"
+# Indonesian, Chinese or Hindi with Latin-letter names in them, and one English, "Get version"
 # (Dutch at 0.5003), which the LLM translates as it is (README).
 LANGUAGE_CONFIDENCE = 0.5
 PROMPT = (
