@@ -9,7 +9,7 @@ import argparse
 import sqlite3
 from pathlib import Path
 
-from toolrag.datasets.chinook import TABLES, build_chinook_sqlite
+from toolrag.sample.chinook import TABLES, build_chinook_sqlite
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from toolrag.sample_api import create_app
+from toolrag.sample.field_api import create_app
 
 ROOT = Path(__file__).resolve().parents[1]
 

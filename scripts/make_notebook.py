@@ -40,7 +40,7 @@ CELLS = [
     ),
     (
         "code",
-        "from toolrag.knowledge import SearchFilters\n\n"
+        "from toolrag import SearchFilters\n\n"
         "hits = tb.indexes['documents'].search('liquidated damages per calendar day', k=5,\n"
         "                                      filters=SearchFilters(doc_type='contract'))\n"
         "for h in hits:\n"
@@ -67,7 +67,7 @@ CELLS = [
         "                               'GROUP BY status ORDER BY status')\n"
         "print(r.raw_output.data['rows'])\n"
         "print(tools['run_sql'].call(sql='DELETE FROM invoices').raw_output.error_message)\n\n"
-        "from toolrag.sample_api import running_server\n\n"
+        "from toolrag.sample import running_server\n\n"
         "with running_server(tb.settings.data_dir) as url:\n"
         "    os.environ['TOOLRAG_FIELD_API_URL'] = url\n"
         "    field = {t.metadata.name: t for s in Toolbox().rest_specs for t in s.to_tool_list()}\n"
@@ -131,9 +131,7 @@ CELLS = [
     (
         "code",
         "import matplotlib.pyplot as plt\n"
-        "from toolrag.evaluation.questions import load_questions\n"
-        "from toolrag.evaluation.retrieval import RetrievalQuery\n"
-        "from toolrag.evaluation.tools_eval import run_tool_eval\n\n"
+        "from toolrag import RetrievalQuery, load_questions, run_tool_eval\n\n"
         "qs = [RetrievalQuery(id=q.id, query=q.query, expected=q.expected_tools)\n"
         "      for q in load_questions(Path('data/questions/test.jsonl'))]\n"
         "reports = run_tool_eval(tb.cards(), qs, ['objectindex-default', 'best'], tb.embed)\n"

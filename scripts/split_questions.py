@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from toolrag import Settings
-from toolrag.embeddings import make_embedding
+from toolrag.models.embeddings import make_embedding
 
 LEAK_COSINE = 0.9
 ROOT = Path(__file__).resolve().parents[1] / "data" / "questions"

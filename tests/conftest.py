@@ -15,8 +15,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from toolrag import Settings, Toolbox
-from toolrag.sample_api import running_server
+from toolrag import ScriptedLLM, Settings, Toolbox
+from toolrag.sample.field_api import running_server
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
@@ -54,7 +54,7 @@ def sample_settings(sample_index_dir: Path, tmp_path: Path) -> Settings:
 @pytest.fixture
 def toolbox_factory(sample_settings: Settings) -> Iterator[object]:
     def make(turns: list[str]) -> Toolbox:
-        return Toolbox(sample_settings, scripted_turns=turns)
+        return Toolbox(sample_settings, llm=ScriptedLLM(turns))
 
     yield make
 
@@ -89,7 +89,7 @@ PG_URL_FROM_ENV = os.environ.get("TOOLRAG_TEST_PG_URL")
 
 @pytest.fixture(scope="session")
 def construction_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from toolrag.sampledb import build_sqlite
+    from toolrag.tools.sql.seed import build_sqlite
 
     path = tmp_path_factory.mktemp("sqlite") / "construction.sqlite"
     build_sqlite(DATA / "db" / "seed.sql", path)

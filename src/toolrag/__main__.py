@@ -1,5 +1,5 @@
 """`python -m toolrag`."""
 
-from toolrag.cli import app
+from toolrag.cli.main import app
 
 app()

@@ -19,9 +19,9 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from toolrag.corpus.base import ContentType
 from toolrag.errors import ConfigError
-from toolrag.guard.policy import AgentProfile
+from toolrag.profiles import AgentProfile
+from toolrag.types import ContentType
 
 ALL_CONTENT_TYPES: tuple[ContentType, ...] = ("documents", "blueprints", "schedules")
 
@@ -209,7 +209,8 @@ class Settings(BaseSettings):
 
     @property
     def translations_db(self) -> Path:
-        """The LLM's translations of questions for the tool search (:mod:`toolrag.translation`)."""
+        """The LLM's translations of questions for the tool search
+        (:mod:`toolrag.retrieval.translation`)."""
         return self.state_dir / "translations.sqlite"
 
     def active_profile(self) -> AgentProfile:

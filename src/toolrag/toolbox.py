@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM
@@ -24,38 +24,37 @@ from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.objects.base import ObjectRetriever
 from llama_index.core.tools import BaseTool, FunctionTool
 
-from toolrag.agent import Answer, build_agent, run_agent
-from toolrag.cards import ToolCard, apply_overlays, cards_from_tools, load_yaml_cards
-from toolrag.corpus import LOADERS
-from toolrag.corpus.base import ContentType
-from toolrag.embeddings import make_embedding
+from toolrag.agent.loop import Answer, build_agent, run_agent
+from toolrag.agent.routed import ask_routed
+from toolrag.batch.questions import Question, load_questions
+from toolrag.batch.run import BatchSummary, load_batch_questions, run_batch
+from toolrag.cards.card import ToolCard, apply_overlays, cards_from_tools, load_yaml_cards
+from toolrag.cards.synthetic import SyntheticQueries
+from toolrag.content.index import ContentIndex, ProgressFn, SyncReport
+from toolrag.content.loaders import LOADERS
+from toolrag.content.projects import ProjectCatalog
+from toolrag.content.retrievers import query_engine_tool
+from toolrag.content.tools import CONTENT_TOOL_TYPES, ContentToolSpec
 from toolrag.errors import IndexMissingError, InputError
 from toolrag.events import AgentEvent, listening
 from toolrag.guard import AuditLog, IdempotencyStore, ToolGuard
+from toolrag.guard.function_tools import RunState, guarded_tools, unknown_tool
 from toolrag.guard.policy import Approver, approve_all
-from toolrag.guarded_tools import RunState, guarded_tools, unknown_tool
-from toolrag.knowledge import ContentIndex, ProgressFn, SyncReport
-from toolrag.llms import Turn, make_llm
-from toolrag.projects import ProjectCatalog
-from toolrag.retrievers import query_engine_tool
+from toolrag.models.embeddings import make_embedding
+from toolrag.models.llms import make_llm
+from toolrag.retrieval.agent_retriever import make_tool_retriever
+from toolrag.retrieval.index import ToolIndex
+from toolrag.retrieval.translation import QueryTranslator
 from toolrag.routing import ExampleStore, Router, RouteResult
 from toolrag.routing.feedback import DecisionLog
 from toolrag.routing.router import ExampleMode
-from toolrag.sampledb import build_sqlite
 from toolrag.settings import Settings
-from toolrag.synthetic import SyntheticQueries
-from toolrag.tool_retriever import make_tool_retriever
-from toolrag.toolindex import ToolIndex
-from toolrag.tools.content import CONTENT_TOOL_TYPES, ContentToolSpec
 from toolrag.tools.mcp_source import MCPSource, load_mcp_configs
-from toolrag.tools.rest import OpenAPIToolSpec, load_rest_configs
+from toolrag.tools.rest.spec import OpenAPIToolSpec, load_rest_configs
 from toolrag.tools.result import ToolResult
-from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
-from toolrag.translation import QueryTranslator
-
-if TYPE_CHECKING:
-    from toolrag.batch import BatchSummary
-    from toolrag.evaluation.questions import Question
+from toolrag.tools.sql.seed import build_sqlite
+from toolrag.tools.sql.spec import SQLSpecConfig, SQLToolSpec
+from toolrag.types import ContentType
 
 T = TypeVar("T")
 CONTENT_TYPES: tuple[ContentType, ...] = ("documents", "blueprints", "schedules")
@@ -92,7 +91,6 @@ class Toolbox:
         *,
         llm: LLM | None = None,
         embed: BaseEmbedding | None = None,
-        scripted_turns: Sequence[Turn | dict[str, Any] | list[dict[str, Any]]] | None = None,
         approve: Approver | None = None,
     ) -> None:
         """``approve(request) -> bool`` decides delete/external calls (default: the
@@ -101,7 +99,6 @@ class Toolbox:
         self.approve = approve
         self._llm = llm
         self._embed = embed
-        self._scripted_turns = scripted_turns
         self.database_status: str | None = None
         self._sessions: dict[str, ChatSession] = {}
 
@@ -115,7 +112,7 @@ class Toolbox:
     @property
     def llm(self) -> LLM:
         if self._llm is None:
-            self._llm = make_llm(self.settings, self._scripted_turns)
+            self._llm = make_llm(self.settings)
         return self._llm
 
     @cached_property
@@ -176,6 +173,14 @@ class Toolbox:
 
     def indexed(self) -> bool:
         return all(self.indexes[ct].exists() for ct in self.content_types)
+
+    def warm_up(self) -> None:
+        """Open the indexes and load the models now, not on the first question (a batch calls
+        this before any question's deadline starts)."""
+        self.require_indexes()
+        self.tool_index  # noqa: B018
+        self.guard  # noqa: B018
+        self.llm  # noqa: B018
 
     def require_indexes(self) -> None:
         missing = [ct for ct in self.content_types if not self.indexes[ct].exists()]
@@ -320,15 +325,13 @@ class Toolbox:
         )
 
     def approver(self) -> Approver | None:
-        """The ``approve`` callback, else the ``approval`` setting (None: deny)."""
+        """The ``approve`` callback, else the ``approval`` setting (None: deny). With
+        ``approval = "prompt"`` the caller supplies the asking: the CLI passes its terminal
+        prompt as ``approve``; without one, gated calls are denied."""
         if self.approve is not None:
             return self.approve
         if self.settings.approval == "approve":
             return approve_all
-        if self.settings.approval == "prompt":
-            from toolrag.cli_approval import prompt_approval
-
-            return prompt_approval
         return None
 
     def call(self, name: str, **arguments: Any) -> ToolResult:
@@ -379,9 +382,16 @@ class Toolbox:
         configured ``agent_mode`` (react, router+react or function)."""
         question = self._check_question(question)
         if self.settings.agent_mode == "router+react":
-            from toolrag.routed_agent import ask_routed
-
-            return await ask_routed(self, question)
+            return await ask_routed(
+                question,
+                retriever_for=self.tool_retriever,
+                router=self.router(),
+                guard=self.guard,
+                decisions=self.decisions,
+                llm=self.llm,
+                max_iterations=self.settings.max_iterations,
+                approver=self.approver(),
+            )
         run = RunState(question=question)
         agent = build_agent(
             [], self.llm, tool_retriever=self.tool_retriever(run), kind=self._agent_kind
@@ -467,7 +477,6 @@ class Toolbox:
         """Few-shot examples (``state_dir/examples.sqlite``): the cards' example queries and
         ``data/questions/examples.jsonl``, never closer than cosine 0.9 to a question of
         ``data/questions/test.jsonl``, plus promoted decisions."""
-        from toolrag.evaluation.questions import load_questions
 
         store = ExampleStore(self.settings.state_dir / "examples.sqlite", self.embed)
         folder = self.settings.data_dir / "questions"
@@ -527,10 +536,8 @@ class Toolbox:
         concurrency: int | None = None,
         timeout_s: float = 300.0,
     ) -> BatchSummary:
-        """Answer many questions into a JSONL file, resumably (see :mod:`toolrag.batch`):
+        """Answer many questions into a JSONL file, resumably (see :mod:`toolrag.batch.run`):
         ids already answered in ``output`` are skipped, each question has a deadline, and a
         failure becomes a record. Returns the summary (accuracy, tool accuracy, p50/p95)."""
-        from toolrag.batch import load_batch_questions, run_batch
-
         qs = load_batch_questions(questions) if isinstance(questions, Path) else list(questions)
         return run_batch(self, qs, output, concurrency=concurrency, timeout_s=timeout_s)

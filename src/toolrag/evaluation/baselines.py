@@ -14,7 +14,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.tools import FunctionTool, ToolMetadata
 from pydantic import BaseModel
 
-from toolrag.cards import ToolCard
+from toolrag.cards.card import ToolCard
 
 
 def _schema_model(card: ToolCard) -> type[BaseModel]:

@@ -1,7 +1,8 @@
 """Choosing a relevance cut ("no tool fits") for a tool pool from labelled questions.
 
 A gate or a floor is a cosine between a question and a tool's card (see
-:meth:`toolrag.toolindex.ToolIndex.retrieve`). Which cosine separates questions that a tool fits
+:meth:`toolrag.retrieval.index.ToolIndex.retrieve`). Which cosine separates questions that a tool
+fits
 from questions that none does depends on the pool's cards and on how its users ask, so it is
 chosen on questions of that pool: some that name their ``expected_tools`` and some whose
 ``expected_tools`` is ``[]``. Each question is searched once, without a cut; every cut is then

@@ -13,10 +13,10 @@ from pathlib import Path
 from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from toolrag.corpus.jsonl import JsonlDocumentLoader
+from toolrag.content.index import ContentIndex
+from toolrag.content.loaders.jsonl import JsonlDocumentLoader
 from toolrag.errors import InputError
 from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, evaluate
-from toolrag.knowledge import ContentIndex
 
 DOC_STRATEGIES = ("vectorstoreindex-default", "dense", "bm25", "hybrid")
 CHUNKS_PER_DOC = 4  # chunks fetched per wanted document, so k distinct documents come back

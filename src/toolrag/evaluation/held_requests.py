@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from toolrag.errors import InputError
 from toolrag.evaluation.cuts import RankedQuery
-from toolrag.toolindex import Strategy, ToolIndex
+from toolrag.retrieval.index import Strategy, ToolIndex
 
 # requests searched at most, taken evenly over the pool (a search costs about 15-30 ms here)
 MAX_REQUESTS = 1500

@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from toolrag.errors import InputError
+from toolrag.stats import percentile
 
 
 class RetrievalQuery(BaseModel):
@@ -64,13 +65,6 @@ def unknown_expected(queries: Sequence[RetrievalQuery], known: Iterable[str]) ->
     file): each counts as a miss, so the caller should say so."""
     pool = set(known)
     return sorted({e for q in queries for e in q.expected if e not in pool})
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return 0.0
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
 class RetrievalReport(BaseModel):

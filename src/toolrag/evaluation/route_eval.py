@@ -35,13 +35,13 @@ from llama_index.core.llms import LLM
 from llama_index.core.tools import FunctionTool, ToolMetadata
 from pydantic import BaseModel, Field
 
-from toolrag.cards import ToolCard
-from toolrag.errors import InputError
+from toolrag.cards.card import ToolCard
+from toolrag.errors import ConfigError, InputError
 from toolrag.evaluation.baselines import _schema_model
+from toolrag.retrieval.index import ToolIndex
 from toolrag.routing import Example, ExampleStore, Router, ToolCallSpec
 from toolrag.routing.examples import question_example
 from toolrag.routing.router import INSTRUCTIONS, REPAIR, ExampleMode
-from toolrag.toolindex import ToolIndex
 
 NONE = "(none)"
 
@@ -350,7 +350,13 @@ def run_route_eval(
 
 def save_heatmap(report: RouteReport, path: Path, max_labels: int = 30) -> Path:
     """The confusion matrix as a PNG heatmap (the most frequent labels when there are many)."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError as exc:  # the ``plots`` extra
+        raise ConfigError(
+            "The heatmap needs matplotlib, which is not installed.",
+            hint="Install the plots extra: pip install 'toolrag[plots]', or leave out --png.",
+        ) from exc
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

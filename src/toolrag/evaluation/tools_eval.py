@@ -9,10 +9,10 @@ from typing import get_args
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from toolrag.cards import ToolCard
+from toolrag.cards.card import ToolCard
 from toolrag.evaluation.baselines import objectindex_default, plain_objectindex
 from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, evaluate
-from toolrag.toolindex import Strategy, ToolIndex
+from toolrag.retrieval.index import Strategy, ToolIndex
 
 STRATEGIES = ("objectindex-default", *get_args(Strategy))
 # strategies whose scores are cosines, so a relevance floor or gate applies (BM25's are not)
@@ -116,7 +116,8 @@ def run_tool_evals(
 ) -> dict[str, list[RetrievalReport]]:
     """Each strategy on several query sets over one pool (say single- and multi-tool
     requests): the pool is indexed once per strategy, not once per set. ``translator``: the
-    ToolIndex's (:class:`toolrag.translation.QueryTranslator`), for toolrag's strategies; the
+    ToolIndex's (:class:`toolrag.retrieval.translation.QueryTranslator`), for toolrag's strategies;
+    the
     plain ObjectIndex baseline searches every question as it is."""
     reports: dict[str, list[RetrievalReport]] = {name: [] for name in query_sets}
     with tempfile.TemporaryDirectory(prefix="toolrag-eval-") as tmp:

@@ -3,8 +3,9 @@
 from toolrag.guard.audit import AuditLog, AuditRecord, ToolStats
 from toolrag.guard.executor import ToolGuard
 from toolrag.guard.idempotency import IdempotencyStore
-from toolrag.guard.policy import AgentProfile, ApprovalRequest, Approver, approve_all, deny_all
+from toolrag.guard.policy import ApprovalRequest, Approver, approve_all, deny_all
 from toolrag.guard.redact import redact, redact_text
+from toolrag.profiles import AgentProfile
 
 __all__ = [
     "AgentProfile",

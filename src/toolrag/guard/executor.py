@@ -25,12 +25,13 @@ from typing import Any
 from llama_index.core.tools import BaseTool
 from pydantic import ValidationError
 
-from toolrag.cards import ToolCard
+from toolrag.cards.card import ToolCard
 from toolrag.guard.audit import AuditLog
 from toolrag.guard.idempotency import IdempotencyStore
-from toolrag.guard.policy import GATED, AgentProfile, ApprovalRequest, Approver
+from toolrag.guard.policy import GATED, ApprovalRequest, Approver
 from toolrag.guard.redact import redact
 from toolrag.guard.timeouts import run_with_timeout
+from toolrag.profiles import AgentProfile
 from toolrag.tools.approval import approved
 from toolrag.tools.result import ErrorCode, ToolResult
 from toolrag.tools.self_timed import is_self_timed
@@ -173,7 +174,7 @@ class ToolGuard:
         self, name: str, arguments: dict[str, Any], result: ToolResult, *, run_id: str = ""
     ) -> ToolResult:
         """Audit a call of ``name`` that a check before the guard stopped (an argument the
-        question never gave, :mod:`toolrag.guarded_tools`) as refused, and return ``result``,
+        question never gave, :mod:`toolrag.guard.function_tools`) as refused, and return ``result``,
         the error that check gives the model. The tool does not run."""
         self._record(name, dict(arguments), "refused", result, run_id, time.perf_counter())
         return result

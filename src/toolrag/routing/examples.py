@@ -2,7 +2,7 @@
 their embeddings, chosen per question by cosine similarity.
 
 Each example has two vectors: its question's, and its question's *shape*, the question with its
-ids and proper names masked (:func:`toolrag.routing.names.masked`: "Which cost code is over
+ids and proper names masked (:func:`toolrag.guard.grounding.names.masked`: "Which cost code is over
 budget on the Name?"). Most examples are chosen by shape, so a question gets examples of the
 same kind of request (the tool and the form of its arguments) rather than every example that
 names the same project; a few are chosen by the whole question, and show the calls made for
@@ -28,10 +28,10 @@ import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import BaseModel, Field
 
-from toolrag.cards import ToolCard
+from toolrag.cards.card import ToolCard
 from toolrag.errors import InputError
+from toolrag.guard.grounding.names import masked
 from toolrag.routing.models import ToolCallSpec
-from toolrag.routing.names import masked
 
 LEAKAGE_COSINE = 0.9
 

@@ -13,7 +13,7 @@ clarifying question.
   expected-arguments subset that lacks a required one) shows just its tools, so the model never
   copies a call with missing arguments.
 - Every call is checked (the tool was offered, the arguments fit its schema, every id or code
-  in them is grounded in the question: :mod:`toolrag.routing.grounding`); a decision with
+  in them is grounded in the question: :mod:`toolrag.guard.grounding.values`); a decision with
   errors gets one repair round in which the model sees the errors.
 - ``arun`` also executes the calls through the guard, independent calls in parallel.
 - With no tools offered (the retriever's gate or floor said none fits), there is nothing to
@@ -35,16 +35,16 @@ from llama_index.core.tools import BaseTool
 from pydantic import ValidationError
 
 from toolrag.guard import ToolGuard
-from toolrag.guard.widen import without_invented_dates
-from toolrag.prompting import NO_TOOL_FITS, describe_args, tool_schema
-from toolrag.routing.examples import Example, ExampleStore
-from toolrag.routing.grounding import (
+from toolrag.guard.grounding.values import (
     Ungrounded,
     drop_optional,
     ground_codes,
     ungrounded_values,
 )
+from toolrag.guard.grounding.widen import without_invented_dates
+from toolrag.routing.examples import Example, ExampleStore
 from toolrag.routing.models import RouteDecision, RouteResult, ToolCallSpec
+from toolrag.tools.prompting import NO_TOOL_FITS, describe_args, tool_schema
 
 ExampleMode = Literal["none", "static", "dynamic"]
 

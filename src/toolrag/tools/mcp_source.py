@@ -28,10 +28,11 @@ from llama_index.core.tools import FunctionTool
 from llama_index.tools.mcp import BasicMCPClient, McpToolSpec
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from toolrag.cards import SideEffect, ToolCard
+from toolrag.cards.card import ToolCard
 from toolrag.errors import ConfigError
 from toolrag.tools.result import ErrorCode, Source, ToolResult
 from toolrag.tools.self_timed import SelfTimedTool
+from toolrag.types import SideEffect
 
 
 class MCPServerConfig(BaseModel):

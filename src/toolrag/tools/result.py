@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from toolrag.cards import split_name
+from toolrag.cards.card import split_name
 
 
 class ErrorCode(StrEnum):
@@ -57,7 +57,7 @@ class ToolResult(BaseModel):
     truncated: bool = False
     idempotent_replay: bool = False
     # the arguments the call ran with, when a check before it changed the model's
-    # (toolrag.grounded_calls); the suggestion tells the model, the trace shows them
+    # (toolrag.guard.grounding.calls); the suggestion tells the model, the trace shows them
     ran_with: dict[str, Any] | None = Field(None, exclude=True)
 
     def with_note(self, note: str | None) -> ToolResult:

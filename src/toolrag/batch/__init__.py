@@ -1,0 +1,1 @@
+"""Batch answering: question files in, one answer record per question out, resumably."""

@@ -1,0 +1,226 @@
+"""Batch question answering: a JSONL file of questions in, a JSONL file of answer records out.
+
+- Resumable: a re-run reads the output file and skips every id that already has an answer
+  (records that failed are tried again); each record is appended and flushed as soon as its
+  question finishes, so a crash loses at most the questions in flight.
+- Each question has a deadline (its worker thread is stopped past it) and any failure becomes
+  a record with an error code, never a crash of the batch.
+- Concurrency: one worker for the local model (it uses the machine's cores by itself), several
+  for remote LLMs.
+- The summary: accuracy against expected answers where questions give keywords, tool accuracy
+  where they give expected tools, p50/p95 seconds and tokens.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from toolrag.agent.loop import Answer
+from toolrag.batch.questions import Question, answer_matches, load_questions
+from toolrag.errors import ToolragError
+from toolrag.guard.timeouts import run_with_timeout
+from toolrag.models.llms import resolve_provider
+from toolrag.settings import Settings
+from toolrag.stats import percentile
+
+Progress = Callable[["BatchRecord"], None]
+
+
+class Asker(Protocol):
+    """What a batch needs of whoever answers (a :class:`~toolrag.toolbox.Toolbox`, or one per
+    worker of another engine): its settings, a warm-up, and one question at a time."""
+
+    settings: Settings
+
+    def warm_up(self) -> None:
+        """Load the models and open the indexes, before any question's deadline starts."""
+
+    def ask(self, question: str) -> Answer:
+        """Answer one question."""
+
+
+class BatchRecord(BaseModel):
+    """One question's outcome, as written to the answers file."""
+
+    id: str
+    query: str
+    answer: str = ""
+    ok: bool = Field(description="True when the agent produced an answer.")
+    error_code: str | None = None
+    error: str | None = None
+    matched: bool | None = Field(None, description="Answer has every expected keyword.")
+    tool_ok: bool | None = Field(None, description="Every expected tool was called.")
+    expected_tools: list[str] = Field(default_factory=list)
+    tools_called: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+    seconds: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    run_id: str = ""
+
+
+class BatchSummary(BaseModel):
+    total: int
+    answered: int = Field(description="Answered in this run.")
+    failed: int
+    skipped: int = Field(description="Already answered in the output file (resumed).")
+    accuracy: float | None = Field(None, description="Matched / questions with keywords.")
+    n_scored: int = 0
+    tool_accuracy: float | None = None
+    n_tool_scored: int = 0
+    p50_s: float = 0.0
+    p95_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    output: str = ""
+
+
+def read_records(path: Path) -> dict[str, BatchRecord]:
+    """The latest record per id in an answers file (unreadable lines are ignored)."""
+    records: dict[str, BatchRecord] = {}
+    if not path.is_file():
+        return records
+    for line in path.read_text(encoding="utf-8-sig").splitlines():
+        try:
+            record = BatchRecord.model_validate_json(line)
+        except ValueError:
+            continue
+        records[record.id] = record
+    return records
+
+
+def answer_one(toolbox: Asker, question: Question, timeout_s: float) -> BatchRecord:
+    """Ask one question under a deadline; every failure comes back as a record."""
+    base = {"id": question.id, "query": question.query, "expected_tools": question.expected_tools}
+    # A question blocked inside the model (a C call, or a wait on the agent's event loop) is
+    # stopped when control comes back to Python; the batch does not wait for it.
+    outcome = run_with_timeout(
+        lambda: toolbox.ask(question.query), timeout_s, name="toolrag-question"
+    )
+    if outcome.timed_out:
+        return BatchRecord(
+            **base,
+            ok=False,
+            error_code="TIMEOUT",
+            error=f"No answer within {timeout_s:g} s.",
+            seconds=timeout_s,
+        )
+    if outcome.error is not None:
+        exc = outcome.error
+        return BatchRecord(**base, ok=False, error_code=type(exc).__name__, error=str(exc)[:500])
+    answer = outcome.value
+    called = answer.tools_called
+    return BatchRecord(
+        **base,
+        answer=answer.answer,
+        ok=True,
+        matched=answer_matches(answer.answer, question.answer_keywords)
+        if question.answer_keywords
+        else None,
+        tool_ok=set(question.expected_tools) <= set(called) if question.expected_tools else None,
+        tools_called=called,
+        sources=sorted({s.file for s in answer.sources}),
+        seconds=round(answer.seconds, 2),
+        prompt_tokens=answer.prompt_tokens,
+        completion_tokens=answer.completion_tokens,
+        run_id=answer.run_id,
+    )
+
+
+def summarize(
+    records: Sequence[BatchRecord], total: int, skipped: int, answered: int, output: Path
+) -> BatchSummary:
+    """Scores over every record of the file (resumed ones included)."""
+    done = [r for r in records if r.ok]
+    scored = [r for r in done if r.matched is not None]
+    tool_scored = [r for r in done if r.tool_ok is not None]
+    seconds = [r.seconds for r in done]
+    return BatchSummary(
+        total=total,
+        answered=answered,
+        failed=sum(1 for r in records if not r.ok),
+        skipped=skipped,
+        accuracy=sum(bool(r.matched) for r in scored) / len(scored) if scored else None,
+        n_scored=len(scored),
+        tool_accuracy=(
+            sum(bool(r.tool_ok) for r in tool_scored) / len(tool_scored) if tool_scored else None
+        ),
+        n_tool_scored=len(tool_scored),
+        p50_s=round(statistics.median(seconds), 2) if seconds else 0.0,
+        p95_s=round(percentile(seconds, 0.95), 2),
+        prompt_tokens=sum(r.prompt_tokens for r in done),
+        completion_tokens=sum(r.completion_tokens for r in done),
+        output=str(output),
+    )
+
+
+def run_batch(
+    toolbox: Asker,
+    questions: Sequence[Question],
+    output: Path,
+    concurrency: int | None = None,
+    timeout_s: float = 300.0,
+    progress: Progress | None = None,
+    on_resume: Callable[[int], None] | None = None,
+) -> BatchSummary:
+    """Answer ``questions`` into ``output`` (JSONL, appended), skipping ids already answered."""
+    previous = read_records(output)
+    todo = [q for q in questions if not (q.id in previous and previous[q.id].ok)]
+    skipped = len(questions) - len(todo)
+    if on_resume and skipped:
+        on_resume(skipped)
+    if concurrency is None:
+        concurrency = 1 if resolve_provider(toolbox.settings) in ("local", "scripted") else 4
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if todo:  # load the models and open the indexes before any deadline starts
+        toolbox.warm_up()
+    lock = threading.Lock()
+    fresh: dict[str, BatchRecord] = {}
+
+    def work(question: Question) -> None:
+        record = answer_one(toolbox, question, timeout_s)
+        with lock, output.open("a", encoding="utf-8") as fh:
+            fh.write(record.model_dump_json() + "\n")
+            fh.flush()
+            fresh[record.id] = record
+        if progress:
+            progress(record)
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        list(pool.map(work, todo))
+    ids = {q.id for q in questions}
+    records = [r for i, r in {**previous, **fresh}.items() if i in ids]
+    answered = sum(1 for r in fresh.values() if r.ok)
+    return summarize(records, len(questions), skipped, answered, output)
+
+
+def load_batch_questions(path: Path) -> list[Question]:
+    """Questions JSONL: ``{id, query}`` and optionally expected tools / answer keywords."""
+    questions = load_questions(path)
+    seen: set[str] = set()
+    for q in questions:
+        if q.id in seen:
+            raise ToolragError(
+                f"{path}: the id {q.id!r} appears twice.",
+                hint="Give every question its own id: resuming a batch relies on them.",
+            )
+        seen.add(q.id)
+    return questions
+
+
+__all__ = [
+    "Asker",
+    "BatchRecord",
+    "BatchSummary",
+    "answer_one",
+    "load_batch_questions",
+    "read_records",
+    "run_batch",
+]

@@ -1,0 +1,375 @@
+"""Content indexes: one LanceDB table per content type, synced incrementally, searched hybrid.
+
+Why LanceDB directly rather than ``LanceDBVectorStore``: the wrapper's filters (NE, NIN, nested
+filters, empty matches), ``delete_ref_doc`` quoting and placeholder hybrid scores are broken in
+the pinned stack (see docs/stack-traps.md). The table here has one fixed schema, stable row ids
+(``source#chunk``), prefiltered SQL ``where`` clauses built only from validated values, and a
+reciprocal-rank fusion of real cosine and BM25 rankings. LlamaIndex sees it through
+:class:`toolrag.content.retrievers.ContentRetriever`, a ``BaseRetriever``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import lancedb
+import pyarrow as pa
+from lancedb.index import FTS
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.node_parser import SentenceSplitter
+from pydantic import BaseModel, Field
+
+from toolrag.content.loaders.base import Loader, Record, file_sha256
+from toolrag.errors import IndexMissingError, IngestError, ToolragError
+from toolrag.rank_fusion import reciprocal_rank_fusion
+from toolrag.types import ContentType
+
+SearchMode = Literal["hybrid", "dense", "bm25"]
+
+_TEXT_FIELDS = (
+    "id",
+    "source",
+    "source_hash",
+    "doc_id",
+    "title",
+    "project",
+    "project_name",
+    "doc_type",
+    "date",
+    "sheet",
+    "discipline",
+    "extra",
+    "text",
+)
+
+
+# Everything but the vector: converting 384 floats per row to Python costs more than the search.
+_RESULT_COLUMNS = [*_TEXT_FIELDS, "chunk"]
+OUTLINE_MAX = 500
+_HEADING = re.compile(r"^#{1,4}\s+(.+?)\s*$", re.MULTILINE)
+_NUMBERING = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.)\s+")  # "2.1 ", "3. ", "A. "
+
+
+def _schema(dim: int) -> pa.Schema:
+    fields = [pa.field(name, pa.string()) for name in _TEXT_FIELDS]
+    fields.append(pa.field("chunk", pa.int32()))
+    fields.append(pa.field("vector", pa.list_(pa.float32(), dim)))
+    return pa.schema(fields)
+
+
+class SearchFilters(BaseModel):
+    """Validated metadata filters. Values reach SQL only through :meth:`where`."""
+
+    project: str | None = None
+    doc_type: str | None = None
+    discipline: str | None = None
+    start_date: dt.date | None = None
+    end_date: dt.date | None = None
+
+    def where(self) -> str | None:
+        clauses = []
+        for column in ("project", "doc_type", "discipline"):
+            value = getattr(self, column)
+            if value:
+                clauses.append(f"lower({column}) = {_sql_str(value.lower())}")
+        if self.start_date:
+            clauses.append(f"date >= {_sql_str(self.start_date.isoformat())}")
+        if self.end_date:
+            clauses.append(f"date <= {_sql_str(self.end_date.isoformat())}")
+        if self.start_date or self.end_date:
+            clauses.append("date != ''")
+        return " AND ".join(clauses) or None
+
+
+def _sql_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+class Hit(BaseModel):
+    """One retrieved passage with where it came from."""
+
+    id: str
+    doc_id: str
+    text: str
+    source: str = Field(description="Source file, relative to the data folder.")
+    score: float = Field(description="Fused relevance (RRF) or cosine similarity.")
+    similarity: float | None = Field(None, description="Cosine similarity to the query.")
+    title: str = ""
+    project: str = ""
+    project_name: str = ""
+    doc_type: str = ""
+    date: str = ""
+    sheet: str = ""
+    discipline: str = ""
+    chunk: int = 0
+    extra: dict[str, str] = Field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], score: float, similarity: float | None) -> Hit:
+        data = {k: row.get(k, "") for k in _TEXT_FIELDS if k not in ("source_hash", "extra")}
+        return cls(
+            **data,
+            chunk=int(row.get("chunk") or 0),
+            extra=json.loads(row.get("extra") or "{}"),
+            score=round(score, 6),
+            similarity=None if similarity is None else round(similarity, 4),
+        )
+
+
+class SyncReport(BaseModel):
+    content_type: str
+    added: list[str] = Field(default_factory=list)
+    updated: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    unchanged: int = 0
+    chunks_written: int = 0
+    rows_total: int = 0
+    errors: list[str] = Field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.deleted)
+
+
+ProgressFn = Callable[[str, int, int], None]
+
+
+class ContentIndex:
+    """The LanceDB table of one content type under ``index_dir``."""
+
+    def __init__(
+        self,
+        index_dir: Path,
+        content_type: ContentType,
+        embed: BaseEmbedding,
+        chunk_size: int = 200,
+        chunk_overlap: int = 30,
+    ) -> None:
+        self.index_dir = index_dir
+        self.content_type = content_type
+        self.embed = embed
+        self.splitter = SentenceSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        # Part of every row's source_hash: changing the chunking or the embedding model
+        # re-indexes the files even though their bytes did not change.
+        model_name = getattr(embed, "model_name", type(embed).__name__)
+        self.fingerprint = hashlib.sha1(
+            f"{chunk_size}/{chunk_overlap}/{model_name}".encode()
+        ).hexdigest()[:10]
+        self._db: Any = None
+        self._table: Any = None
+        self._outline: tuple[int, list[str]] | None = None  # (table version, every entry)
+
+    # --- storage -------------------------------------------------------------------------------
+    @property
+    def db(self) -> Any:
+        if self._db is None:
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+            self._db = lancedb.connect(str(self.index_dir))
+        return self._db
+
+    def exists(self) -> bool:
+        return self._open() is not None
+
+    def _open(self) -> Any:
+        if self._table is None:
+            try:
+                self._table = self.db.open_table(self.content_type)
+            except (ValueError, FileNotFoundError, RuntimeError):
+                return None
+        return self._table
+
+    def table(self) -> Any:
+        table = self._open()
+        if table is None:
+            raise IndexMissingError(
+                f"The {self.content_type} index does not exist in {self.index_dir}.",
+                hint="Run `toolrag index` first.",
+            )
+        return table
+
+    def count(self) -> int:
+        table = self._open()
+        return 0 if table is None else int(table.count_rows())
+
+    def _manifest(self) -> dict[str, str]:
+        table = self._open()
+        if table is None:
+            return {}
+        data = table.to_arrow().select(["source", "source_hash"]).to_pylist()
+        return {row["source"]: row["source_hash"] for row in data}
+
+    # --- sync ----------------------------------------------------------------------------------
+    def sync(self, loader: Loader, progress: ProgressFn | None = None) -> SyncReport:
+        """Bring the table in line with the loader's files: skip unchanged files, replace the
+        rows of changed ones, drop the rows of deleted ones. Row ids are stable."""
+        report = SyncReport(content_type=self.content_type)
+        files = loader.files()
+        known = self._manifest()
+        current = {loader.source_id(p): p for p in files}
+        table = self._open()
+        for source in sorted(set(known) - set(current)):
+            if table is not None:
+                table.delete(f"source = {_sql_str(source)}")
+            report.deleted.append(source)
+        for done, (source, path) in enumerate(sorted(current.items()), start=1):
+            digest = f"{file_sha256(path)}:{loader.version}:{self.fingerprint}"
+            if known.get(source) == digest:
+                report.unchanged += 1
+            else:
+                try:
+                    records = loader.load(path)
+                except IngestError as exc:
+                    report.errors.append(exc.one_line())
+                    if progress:
+                        progress(self.content_type, done, len(current))
+                    continue
+                rows = self._rows(source, digest, records, loader.chunked)
+                table = self._write(source, rows, replace=source in known)
+                (report.updated if source in known else report.added).append(source)
+                report.chunks_written += len(rows)
+            if progress:
+                progress(self.content_type, done, len(current))
+        if report.changed and self._open() is not None:
+            self._reindex_fts()
+        report.rows_total = self.count()
+        return report
+
+    def _rows(
+        self, source: str, digest: str, records: Sequence[Record], chunked: bool
+    ) -> list[dict[str, Any]]:
+        pieces: list[tuple[Record, int, str]] = []
+        for record in records:
+            texts = self.splitter.split_text(record.text) if chunked else [record.text]
+            pieces.extend((record, i, t) for i, t in enumerate(texts))
+        vectors = self.embed.get_text_embedding_batch([p[2] for p in pieces])
+        rows = []
+        for n, ((record, i, text), vector) in enumerate(zip(pieces, vectors, strict=True)):
+            row = record.model_dump(exclude={"extra", "text"})
+            row.update(
+                id=f"{source}#{n}",
+                source=source,
+                source_hash=digest,
+                chunk=i,
+                text=text,
+                extra=json.dumps(record.extra, sort_keys=True),
+                vector=vector,
+            )
+            rows.append(row)
+        return rows
+
+    def _write(self, source: str, rows: list[dict[str, Any]], replace: bool) -> Any:
+        table = self._open()
+        if table is None:
+            if not rows:
+                return None
+            dim = len(rows[0]["vector"])
+            self._table = self.db.create_table(self.content_type, schema=_schema(dim))
+            table = self._table
+        if replace:
+            table.delete(f"source = {_sql_str(source)}")
+        if rows:
+            table.add(rows)
+        return table
+
+    def _reindex_fts(self) -> None:
+        self.table().create_index("text", config=FTS(), replace=True)
+
+    # --- search --------------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        filters: SearchFilters | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> list[Hit]:
+        """Top-k passages for ``query`` within ``filters``; hybrid fuses dense and BM25 by RRF."""
+        table = self.table()
+        where = (filters or SearchFilters()).where()
+        pool = max(k * 4, 20)
+        dense: list[dict[str, Any]] = []
+        sparse: list[dict[str, Any]] = []
+        if mode in ("hybrid", "dense"):
+            vector = self.embed.get_query_embedding(query)
+            q = table.search(vector, vector_column_name="vector").distance_type("cosine")
+            if where:
+                q = q.where(where, prefilter=True)
+            dense = q.select([*_RESULT_COLUMNS, "_distance"]).limit(pool).to_list()
+        if mode in ("hybrid", "bm25"):
+            sparse = self._fts(table, query, where, pool)
+        if mode == "dense":
+            return [Hit.from_row(r, 1 - r["_distance"], 1 - r["_distance"]) for r in dense[:k]]
+        if mode == "bm25":
+            return [Hit.from_row(r, float(r.get("_score", 0.0)), None) for r in sparse[:k]]
+        fused = reciprocal_rank_fusion([r["id"] for r in ranking] for ranking in (dense, sparse))
+        rows: dict[str, dict[str, Any]] = {}
+        sims: dict[str, float] = {}
+        for row in (*dense, *sparse):
+            rows.setdefault(row["id"], row)
+        for row in dense:
+            sims[row["id"]] = 1 - row["_distance"]
+        order = sorted(fused, key=lambda i: (-fused[i], i))[:k]
+        return [Hit.from_row(rows[i], fused[i], sims.get(i)) for i in order]
+
+    @staticmethod
+    def _fts(table: Any, query: str, where: str | None, limit: int) -> list[dict[str, Any]]:
+        terms = re.findall(r"[A-Za-z0-9]+(?:[-.][A-Za-z0-9]+)*", query)
+        if not terms:
+            return []
+        q = table.search(" ".join(terms), query_type="fts", fts_columns="text")
+        if where:
+            q = q.where(where, prefilter=True)
+        try:
+            return list(q.select([*_RESULT_COLUMNS, "_score"]).limit(limit).to_list())
+        except (ValueError, RuntimeError, OSError) as exc:  # no FTS index yet, parse error
+            if "index" in str(exc).lower() or "query" in str(exc).lower():
+                return []
+            raise ToolragError(f"Full-text search failed: {exc}") from exc
+
+    def rows(self, filters: SearchFilters | None = None, limit: int = 200) -> list[Hit]:
+        """Every row matching ``filters`` (no query), ordered by doc id and chunk."""
+        table = self.table()
+        q = table.search()
+        where = (filters or SearchFilters()).where()
+        if where:
+            q = q.where(where)
+        data = q.select(_RESULT_COLUMNS).limit(limit).to_list()
+        data.sort(key=lambda r: (r["doc_id"], r["chunk"]))
+        return [Hit.from_row(r, 1.0, None) for r in data]
+
+    def outline(self, limit: int = OUTLINE_MAX) -> list[str]:
+        """What the index holds, in a few words per entry: each document's title, then the
+        Markdown headings of its chunks, without repeats, at most ``limit`` entries. Read once
+        per version of the table: the toolbox asks for it for its guard and its ToolIndex."""
+        table = self._open()
+        if table is None:
+            return []
+        version = int(table.version)
+        if self._outline is None or self._outline[0] != version:
+            self._outline = (version, self._read_outline(table))
+        return self._outline[1][:limit]
+
+    @staticmethod
+    def _read_outline(table: Any) -> list[str]:
+        data = table.to_arrow().select(["doc_id", "chunk", "title", "text"]).to_pylist()
+        data.sort(key=lambda r: (r["doc_id"] or "", r["chunk"] or 0))
+        out: list[str] = []
+        seen: set[str] = set()
+        for row in data:
+            for entry in [row["title"], *_HEADING.findall(row["text"] or "")]:
+                entry = _NUMBERING.sub("", (entry or "").strip(" #\t"))
+                if len(re.findall(r"[^\W\d_]", entry)) >= 3 and entry.lower() not in seen:
+                    seen.add(entry.lower())
+                    out.append(entry)
+        return out
+
+    def distinct(self, column: str) -> list[str]:
+        table = self._open()
+        if table is None:
+            return []
+        return sorted({v for v in table.to_arrow().column(column).to_pylist() if v})

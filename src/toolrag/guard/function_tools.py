@@ -1,0 +1,127 @@
+"""The agent's tools, each one a door into the :class:`~toolrag.guard.ToolGuard`.
+
+Every tool the workflow agent can call is a ``FunctionTool`` with the original name, description
+and schema whose body asks the guard to run the real tool. A ``delete`` or ``external`` call first
+waits in the workflow: it emits :class:`ApprovalRequired` (an ``InputRequiredEvent``) and resumes
+on the ``HumanResponseEvent`` the caller sends back (:func:`toolrag.agent.loop.run_agent` answers it
+with the ``approve`` callback, the CLI prompt or ``--approve``/``--deny``). Write calls get an
+idempotency key derived from the run id and the step (of the first identical write in the run).
+A call whose arguments hold an identifier or a shown name that neither the question nor what the
+run has read since gives is refused once (:mod:`toolrag.guard.grounding.calls`).
+"""
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
+from workflows import Context
+from workflows.events import HumanResponseEvent, InputRequiredEvent
+
+from toolrag.guard import ToolGuard
+from toolrag.guard.grounding.calls import ground_call
+from toolrag.guard.grounding.widen import without_invented_dates
+from toolrag.guard.idempotency import args_hash
+from toolrag.tools.result import ToolResult
+
+YES = frozenset({"y", "yes", "approve", "approved", "true", "ok"})
+
+
+class ApprovalRequired(InputRequiredEvent):
+    """A gated call waits for a person: ``request`` is the ApprovalRequest as a dict."""
+
+    request: dict[str, Any]
+    waiter: str
+
+
+@dataclass
+class RunState:
+    """One agent run: its id, the question it answers (with a chat's earlier turns), and the
+    steps (guarded calls) finished so far."""
+
+    run_id: str = field(default_factory=lambda: f"run-{uuid.uuid4().hex[:12]}")
+    steps: int = 0
+    question: str = ""
+    write_keys: dict[tuple[str, str], str] = field(default_factory=dict)
+    # what the model has read since the question (tool results, a chat's earlier turns): a
+    # value found there grounds an argument (toolrag.guard.grounding.calls)
+    seen: list[str] = field(default_factory=list)
+    refused: set[str] = field(default_factory=set)  # calls refused once for ungrounded values
+    # every tool the run may offer, by name: a description that pairs a code with a name the
+    # question uses ("code (GRB-103) or name (Harbor Point Apartments)") grounds that code
+    tools: dict[str, BaseTool] = field(default_factory=dict)
+
+    def write_key(self, name: str, arguments: dict[str, Any], step: int) -> str:
+        """The run id and the step of the first identical write in this run: a model that
+        repeats a write gets the stored result instead of a second effect."""
+        return self.write_keys.setdefault(
+            (name, args_hash(arguments)), f"{self.run_id}:{step}:{name}"
+        )
+
+
+def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionTool:
+    """``tool`` behind ``guard``, for one run of the workflow agent."""
+    name = tool.metadata.get_name()
+
+    async def call(ctx: Context, **kwargs: Any) -> ToolResult:
+        step = run.steps + 1  # counted when a call finishes: a replayed step keeps its number
+        grounded = ground_call(
+            tool,
+            kwargs,
+            question=run.question,
+            seen="\n".join(run.seen),
+            refused=run.refused,
+            shown=run.tools,
+        )
+        if grounded.refusal is not None and guard.permitted(name):
+            run.steps = step
+            return guard.refuse(name, kwargs, grounded.refusal, run_id=run.run_id)
+        written, kwargs = kwargs, grounded.arguments
+        approved: bool | None = None
+        if guard.permitted(name) and guard.needs_approval(name):
+            request = guard.approval_request(name, kwargs, run.run_id)
+            waiter = f"approve:{run.run_id}:{step}:{name}:{args_hash(kwargs)}"
+            response = await ctx.wait_for_event(
+                HumanResponseEvent,
+                waiter_event=ApprovalRequired(
+                    prefix=request.prompt(), request=request.model_dump(), waiter=waiter
+                ),
+                waiter_id=waiter,
+                timeout=None,
+            )
+            approved = str(response.response).strip().lower() in YES
+        card = guard.card(name)
+        if card is not None and card.side_effect == "write" and not kwargs.get("idempotency_key"):
+            kwargs = {**kwargs, "idempotency_key": run.write_key(name, kwargs, step)}
+        result = await guard.acall(name, kwargs, run_id=run.run_id, step=step, approved=approved)
+        run.steps = step
+        wider = await without_invented_dates(
+            guard, name, kwargs, result, question=run.question, run_id=run.run_id, step=step + 1
+        )
+        if wider is not None:
+            run.steps = step + 1
+            result = wider
+        run.seen.append(result.render(max_chars=4000))
+        if grounded.arguments != written:
+            result.ran_with = grounded.arguments
+        return result.with_note(grounded.note)
+
+    return FunctionTool(async_fn=call, metadata=tool.metadata)
+
+
+def unknown_tool(guard: ToolGuard, name: str, run: RunState) -> FunctionTool:
+    """A stand-in for a tool name that does not exist: calling it returns the guard's
+    ``UNKNOWN_TOOL`` result with the closest real names (and is audited like any call)."""
+
+    async def call(**kwargs: Any) -> ToolResult:
+        return await guard.acall(name, kwargs, run_id=run.run_id, step=run.steps + 1)
+
+    metadata = ToolMetadata(name=name, description="There is no tool by this name.")
+    return FunctionTool(async_fn=call, metadata=metadata)
+
+
+def guarded_tools(guard: ToolGuard, tools: list[BaseTool], run: RunState) -> list[BaseTool]:
+    """The permitted ``tools``, each behind ``guard`` (the profile filters what is offered)."""
+    permitted = [t for t in tools if guard.permitted(t.metadata.get_name())]
+    run.tools.update({t.metadata.get_name(): t for t in permitted})
+    return [guarded_tool(guard, t, run) for t in permitted]

@@ -1,0 +1,188 @@
+"""The agent's ``tool_retriever``: ToolIndex hits resolved to tools from the registry.
+
+A LlamaIndex ``ObjectRetriever`` over a ``BaseRetriever`` whose nodes carry tool names, and an
+object-node mapping that resolves a name to the registered tool. On top of retrieval:
+
+- pinned tools are always offered;
+- a tool the question names ("... with send_email") comes first (:meth:`ToolIndex.retrieve`,
+  :mod:`toolrag.cards.names`);
+- a ``floor`` or a ``gate`` (cosines, :meth:`ToolIndex.retrieve`) lets a question no tool fits
+  get none, so the agent answers it without tools;
+- a tool whose parameter takes another tool's output brings that tool along
+  (``last_required``; :mod:`toolrag.retrieval.prerequisites`);
+- a sticky set keeps the tools used earlier in a conversation available on later turns;
+- a query that *is* a tool name returns that tool: the workflow agent re-retrieves with the
+  tool name when it executes a call, and a plain index would answer "Tool X not found" for any
+  tool it does not rank first for its own name;
+- a question not in English (another alphabet or language) is searched in the English the
+  index's translator makes of it (``last_searched`` says what was searched);
+- a query shaped like a tool name (``get_wether``, ``cancelInspection``) that no tool has is
+  resolved by the ``unknown`` factory: a stand-in whose call returns a structured
+  ``UNKNOWN_TOOL`` result with the closest real names, instead of the agent's bare text error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.objects.base import ObjectRetriever
+from llama_index.core.objects.base_node_mapping import BaseObjectNodeMapping
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.tools import BaseTool
+
+from toolrag.cards.names import TOOL_NAME
+from toolrag.retrieval.index import ToolIndex
+
+UnknownTool = Callable[[str], BaseTool]
+
+
+class RegistryNodeMapping(BaseObjectNodeMapping[BaseTool]):
+    """Maps tool-name nodes to tools by name (stable, unlike ``str(hash(tool))``)."""
+
+    def __init__(self, tools: Sequence[BaseTool], unknown: UnknownTool | None = None) -> None:
+        self._tools = {t.metadata.get_name(): t for t in tools}
+        self._unknown = unknown
+
+    @classmethod
+    def from_objects(
+        cls, objs: Sequence[BaseTool], *args: Any, **kwargs: Any
+    ) -> RegistryNodeMapping:
+        return cls(objs)
+
+    @property
+    def obj_node_mapping(self) -> dict[Any, Any]:
+        return dict(self._tools)
+
+    @obj_node_mapping.setter
+    def obj_node_mapping(self, mapping: dict[Any, Any]) -> None:
+        self._tools = dict(mapping)
+
+    def _add_object(self, obj: BaseTool) -> None:
+        self._tools[obj.metadata.get_name()] = obj
+
+    def to_node(self, obj: BaseTool) -> TextNode:
+        name = obj.metadata.get_name()
+        return TextNode(
+            id_=name, text=f"{name}: {obj.metadata.description}", metadata={"name": name}
+        )
+
+    def _from_node(self, node: BaseNode) -> BaseTool:
+        name = node.metadata["name"]
+        if name not in self._tools and self._unknown is not None:
+            return self._unknown(name)
+        return self._tools[name]
+
+    def persist(self, persist_dir: str = "", obj_node_mapping_fname: str = "") -> None:
+        """Nothing to persist: the registry is rebuilt from the tool sources."""
+
+    @classmethod
+    def from_persist_dir(
+        cls, persist_dir: str = "", obj_node_mapping_fname: str = ""
+    ) -> RegistryNodeMapping:
+        raise NotImplementedError("Rebuild the mapping from the registry's tools.")
+
+    def names(self) -> set[str]:
+        return set(self._tools)
+
+
+class ToolIndexRetriever(BaseRetriever):
+    """Tool names for a question: exact name, pinned, sticky, then ToolIndex hits."""
+
+    def __init__(
+        self,
+        index: ToolIndex,
+        names: set[str],
+        k: int = 4,
+        pinned: Sequence[str] = (),
+        floor: float | None = None,
+        resolve_unknown: bool = False,
+        gate: float | None = None,
+    ) -> None:
+        super().__init__()
+        self.resolve_unknown = resolve_unknown
+        self.index = index
+        self.names = names
+        self.k = k
+        self.pinned = [p for p in pinned if p in names]
+        self.floor = floor
+        self.gate = gate
+        self.sticky: list[str] = []
+        self.last_retrieved: list[tuple[str, float]] = []
+        # the last question's prerequisites: tool -> the retrieved tool whose parameter takes
+        # its output (ToolHit.required_by)
+        self.last_required: dict[str, str] = {}
+        # the last question's tools that it names (ToolHit.named): ranked first
+        self.last_named: list[str] = []
+        # the text the last question was searched with: its English translation when the
+        # index's translator made one, else the question itself
+        self.last_searched = ""
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = query_bundle.query_str.strip()
+        if query in self.names:  # execution resolves by name, whatever the ranking
+            return [self._node(query, 1.0)]
+        if self.resolve_unknown and TOOL_NAME.fullmatch(query):  # a call to a made-up name
+            return [self._node(query, 0.0)]
+        self.last_searched = self.index.search_text(query)
+        found = [
+            h
+            for h in self.index.retrieve(
+                self.last_searched, k=self.k, floor=self.floor, translate=False, gate=self.gate
+            )
+            if h.name in self.names
+        ]
+        hits = [(h.name, h.score) for h in found]
+        self.last_retrieved = hits
+        self.last_required = {h.name: h.required_by for h in found if h.required_by}
+        self.last_named = [h.name for h in found if h.named]
+        chosen: dict[str, float] = {}
+        for name, score in [
+            *((p, 1.0) for p in self.pinned),
+            *((s, 1.0) for s in self.sticky),
+            *hits,
+        ]:
+            chosen.setdefault(name, score)
+        return [self._node(n, s) for n, s in chosen.items()]
+
+    @staticmethod
+    def _node(name: str, score: float) -> NodeWithScore:
+        return NodeWithScore(
+            node=TextNode(id_=name, text=name, metadata={"name": name}), score=score
+        )
+
+    def remember(self, name: str) -> None:
+        """Keep a tool the conversation used available on later turns."""
+        if name in self.names and name not in self.sticky:
+            self.sticky.append(name)
+
+
+def make_tool_retriever(
+    index: ToolIndex,
+    tools: Sequence[BaseTool],
+    k: int = 4,
+    pinned: Sequence[str] = (),
+    floor: float | None = None,
+    unknown: UnknownTool | None = None,
+    gate: float | None = None,
+) -> ObjectRetriever[BaseTool]:
+    """The agent's ``tool_retriever`` over ``index``, resolving names to ``tools``. ``floor``
+    and ``gate``: :meth:`ToolIndex.retrieve`'s cuts ("no tool fits"); pinned and sticky tools
+    are offered whatever they cut."""
+    mapping = RegistryNodeMapping(tools, unknown)
+    retriever = ToolIndexRetriever(
+        index,
+        mapping.names(),
+        k=k,
+        pinned=pinned,
+        floor=floor,
+        resolve_unknown=bool(unknown),
+        gate=gate,
+    )
+    return ObjectRetriever(retriever=retriever, object_node_mapping=mapping)
+
+
+def default_index_dir(index_dir: Path) -> Path:
+    return index_dir / "tools"

@@ -1,0 +1,1 @@
+"""Serving the toolbox to other programs: the MCP server."""

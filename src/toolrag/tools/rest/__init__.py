@@ -1,0 +1,1 @@
+"""REST tools built from an OpenAPI document, over HTTP with httpx."""

@@ -1,0 +1,283 @@
+"""Layers 2 and 3 of the read-only SQL guard: the connection and the limits.
+
+- SQLite opens the file with ``mode=ro`` and, while a guarded query runs, installs an authorizer
+  that allows only reads and function calls (no writes, no PRAGMA, no ATTACH) and a progress
+  handler that interrupts the query at its deadline.
+- PostgreSQL connections default every transaction to ``READ ONLY`` with a ``statement_timeout``
+  (session settings, no extra round trips), and the server stops after the row cap (LIMIT).
+- Every dialect stops reading after ``max_rows`` rows and says so with ``truncated``.
+
+Any other SQLAlchemy URL gets layers 1 and 3 plus a rolled-back transaction; give such a
+database a read-only login.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, inspect
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
+from sqlalchemy.pool import NullPool, StaticPool
+
+from toolrag.errors import ConfigError
+from toolrag.tools.sql.guard import _is_forbidden_function
+
+# sqlite3 authorizer action codes a read-only query needs.
+_SQLITE_ALLOWED = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_RECURSIVE,
+}
+_SYSTEM_TABLES = ("sqlite_", "_toolrag_")
+
+
+class QueryTimeout(Exception):
+    """The query ran past its deadline and was stopped."""
+
+
+class QueryFailed(Exception):
+    """The database rejected the query (the driver's message, first line)."""
+
+
+@dataclass
+class Rows:
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool
+
+
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+
+
+def _jsonable_row(row: Any) -> list[Any]:
+    return [v if type(v) in _PLAIN else _jsonable(v) for v in row]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<{len(bytes(value))} bytes>"
+    return value
+
+
+def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, *_: Any) -> int:
+    if action in _SQLITE_ALLOWED:
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_FUNCTION:
+        name = (arg2 or "").lower()
+        return sqlite3.SQLITE_DENY if _is_forbidden_function(name) else sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+class ReadOnlyDatabase:
+    """A database reached through a SQLAlchemy URL, queried read-only with limits."""
+
+    def __init__(self, url: str, timeout_s: float = 5.0, max_rows: int = 200) -> None:
+        try:
+            self.url: URL = make_url(url)
+        except ArgumentError as exc:
+            raise ConfigError(
+                f"{url!r} is not a SQLAlchemy database URL.",
+                hint="Use sqlite:///path/to/file.db or postgresql+psycopg://user@host/db.",
+            ) from exc
+        self.timeout_s = timeout_s
+        self.max_rows = max_rows
+        self.dialect = self.url.get_backend_name()
+        self._lock = threading.Lock()
+        self.engine = self._make_engine()
+        self._sqlite: sqlite3.Connection | None = None
+        self._deadline = 0.0
+
+    # --- connections ----------------------------------------------------------------------------
+    def _make_engine(self) -> Engine:
+        if self.dialect == "sqlite":
+            path = Path(self.url.database or "")
+            if not self.url.database or not path.is_file():
+                raise ConfigError(
+                    f"The SQLite database {path} does not exist.",
+                    hint="Run `toolrag index` to build the sample database, or fix database_url.",
+                )
+            uri = f"file:{path.resolve()}?mode=ro"
+            self._sqlite_uri = uri
+            timeout = self.timeout_s
+
+            def connect() -> sqlite3.Connection:
+                return sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=timeout)
+
+            # one read-only connection, serialised by a lock: SQLite reads are fast and
+            # opening a connection costs more than most queries
+            return create_engine("sqlite://", creator=connect, poolclass=StaticPool)
+        if self.dialect == "postgresql":
+            # every statement runs in its own READ ONLY transaction with a statement timeout,
+            # set once per connection: no extra round trips per query
+            options = (
+                "-c default_transaction_read_only=on "
+                f"-c statement_timeout={int(self.timeout_s * 1000)}"
+            )
+            return create_engine(
+                self.url,
+                pool_pre_ping=True,
+                pool_size=2,
+                isolation_level="AUTOCOMMIT",
+                connect_args={"options": options},
+            )
+        return create_engine(self.url, poolclass=NullPool)
+
+    @property
+    def display_url(self) -> str:
+        return self.url.render_as_string(hide_password=True)
+
+    def table_names(self) -> list[str]:
+        names = inspect(self.engine).get_table_names()
+        return sorted(n for n in names if not n.startswith(_SYSTEM_TABLES))
+
+    def describe(self, table: str) -> dict[str, Any]:
+        """Columns, types, primary and foreign keys of ``table`` (an existing table name)."""
+        insp = inspect(self.engine)
+        pk = set(insp.get_pk_constraint(table).get("constrained_columns") or [])
+        fks = [
+            {
+                "columns": fk["constrained_columns"],
+                "references": f"{fk['referred_table']}({', '.join(fk['referred_columns'])})",
+            }
+            for fk in insp.get_foreign_keys(table)
+        ]
+        columns = [
+            {
+                "name": c["name"],
+                "type": str(c["type"]),
+                "nullable": bool(c.get("nullable", True)),
+                "primary_key": c["name"] in pk,
+            }
+            for c in insp.get_columns(table)
+        ]
+        return {"table": table, "columns": columns, "foreign_keys": fks}
+
+    @contextmanager
+    def _guarded(self) -> Iterator[Connection]:
+        deadline = time.monotonic() + self.timeout_s
+        with (
+            self._lock if self.dialect == "sqlite" else _nullcontext(),
+            self.engine.connect() as conn,
+        ):
+            if self.dialect == "sqlite":
+                raw: Any = conn.connection.dbapi_connection
+                raw.set_authorizer(_sqlite_authorizer)
+                raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 2000)
+                try:
+                    yield conn
+                finally:
+                    raw.set_progress_handler(None, 0)
+                    raw.set_authorizer(None)
+                    conn.rollback()
+            elif self.dialect == "postgresql":
+                yield conn  # read-only and time-limited by the connection's session defaults
+            else:
+                try:
+                    yield conn
+                finally:
+                    conn.rollback()
+
+    def query(self, sql: str, max_rows: int | None = None) -> Rows:
+        """Run one checked SELECT read-only; at most ``max_rows`` rows come back.
+
+        Raises :class:`QueryTimeout` past the deadline and :class:`QueryFailed` when the
+        database rejects the query.
+        """
+        cap = min(max_rows or self.max_rows, self.max_rows)
+        if self.dialect == "sqlite":
+            columns, fetched = self._query_sqlite(sql, cap)
+        else:
+            columns, fetched = self._query_engine(sql, cap)
+        rows = [_jsonable_row(row) for row in fetched[:cap]]
+        return Rows(columns=columns, rows=rows, truncated=len(fetched) > cap)
+
+    def _interrupt(self) -> int:
+        return int(time.monotonic() > self._deadline)
+
+    def _query_sqlite(self, sql: str, cap: int) -> tuple[list[str], list[Any]]:
+        """The driver directly (no pool round trip): one read-only connection whose
+        authorizer and progress handler stay installed, serialised by a lock."""
+        with self._lock:
+            if self._sqlite is None:
+                conn = sqlite3.connect(  # a writer's lock is waited for up to the timeout
+                    self._sqlite_uri, uri=True, check_same_thread=False, timeout=self.timeout_s
+                )
+                conn.set_authorizer(_sqlite_authorizer)
+                conn.set_progress_handler(self._interrupt, 1000)
+                self._sqlite = conn
+            self._deadline = time.monotonic() + self.timeout_s
+            try:
+                cursor = self._sqlite.execute(sql)
+                columns = [d[0] for d in cursor.description or []]
+                fetched = cursor.fetchmany(cap + 1)
+                cursor.close()
+            except sqlite3.OperationalError as exc:
+                if "interrupted" in str(exc):
+                    raise QueryTimeout(f"The query ran past {self.timeout_s:g} s.") from exc
+                raise QueryFailed(_first_line(exc)) from exc
+            except sqlite3.Error as exc:
+                raise QueryFailed(_first_line(exc)) from exc
+            finally:
+                if self._sqlite.in_transaction:
+                    self._sqlite.rollback()
+        return columns, fetched
+
+    def _query_engine(self, sql: str, cap: int) -> tuple[list[str], list[Any]]:
+        started = time.monotonic()
+        stream = True
+        if self.dialect == "postgresql":  # the server stops after cap + 1 rows
+            sql = f"SELECT * FROM (\n{sql}\n) AS _toolrag_q LIMIT {cap + 1}"
+            stream = False  # a server-side cursor needs a transaction block; LIMIT suffices
+        try:
+            with self._guarded() as conn:
+                result = conn.execution_options(stream_results=stream).exec_driver_sql(sql)
+                columns = list(result.keys())
+                fetched = list(result.fetchmany(cap + 1))
+                result.close()
+        except (OperationalError, DBAPIError) as exc:
+            if _is_timeout(exc, time.monotonic() - started, self.timeout_s):
+                raise QueryTimeout(f"The query ran past {self.timeout_s:g} s.") from exc
+            raise QueryFailed(_first_line(exc.orig or exc)) from exc
+        return columns, fetched
+
+    def raw_query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Unguarded read for trusted, internal SQL (sample rows for describe_table)."""
+        with self._guarded() as conn:
+            return [tuple(r) for r in conn.exec_driver_sql(sql, tuple(params)).fetchall()]
+
+    def dispose(self) -> None:
+        if self._sqlite is not None:
+            self._sqlite.close()
+            self._sqlite = None
+        self.engine.dispose()
+
+
+@contextmanager
+def _nullcontext() -> Iterator[None]:
+    yield
+
+
+def _is_timeout(exc: DBAPIError, elapsed: float, limit: float) -> bool:
+    text = str(exc.orig).lower()
+    if "interrupted" in text or "statement timeout" in text or "canceling statement" in text:
+        return True
+    return elapsed >= limit and "cancel" in text
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__

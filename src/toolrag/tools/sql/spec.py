@@ -1,0 +1,393 @@
+"""``SQLToolSpec``: read-only tools over any SQLAlchemy database, built from its own schema.
+
+Tools: ``list_tables``, ``describe_table`` and ``run_sql``, plus an optional ``query_<name>``
+tool that goes from a question to SQL to an answer (LlamaIndex's ``NLSQLTableQueryEngine`` over
+a ``SQLDatabase`` whose ``run_sql`` goes through the same guard). Every statement passes the
+three guard layers (:mod:`toolrag.tools.sql.guard`, :mod:`toolrag.tools.sql.db`), and only the
+tables of the allow-list are visible.
+
+The allow-list and limits come from a YAML file (``toolspecs/sql.yaml``)::
+
+    name: construction
+    description: Granite Ridge Builders' job-cost database ...
+    allow_tables: [projects, budgets, ...]
+    max_rows: 200
+    timeout_s: 5
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.llms import LLM
+from llama_index.core.tools import FunctionTool, ToolMetadata
+from llama_index.core.utilities.sql_wrapper import SQLDatabase
+from pydantic import BaseModel, Field, ValidationError
+from sqlalchemy.exc import SQLAlchemyError
+
+from toolrag.errors import ConfigError
+from toolrag.tools.base import GuardedToolSpec, call_validated
+from toolrag.tools.result import ErrorCode, Source, ToolResult
+from toolrag.tools.sql.db import QueryFailed, QueryTimeout, ReadOnlyDatabase
+from toolrag.tools.sql.guard import SelectGuard, SQLRejected
+
+DEFAULT_LIMIT = 50
+
+
+class SQLSpecConfig(BaseModel):
+    """One SQL source: what it holds, which tables the tools may read, and the limits."""
+
+    name: str = Field("database", pattern=r"^[a-z][a-z0-9_]{0,40}$")
+    description: str = Field("", description="What the database holds, for tool descriptions.")
+    url: str | None = Field(None, description="SQLAlchemy URL; default: the toolbox's database.")
+    allow_tables: list[str] | None = Field(
+        None, description="Tables the tools may read (least privilege); None: every table."
+    )
+    expose: list[str] = Field(
+        default_factory=lambda: ["list_tables", "describe_table", "run_sql"],
+        description="The spec's tools the toolbox gives the agent (all three by default).",
+    )
+    max_rows: int = Field(200, ge=1, le=10_000)
+    timeout_s: float = Field(5.0, gt=0, le=300)
+    verdict_cache: int = Field(
+        1024,
+        ge=0,
+        le=100_000,
+        description="How many checked statements the guard remembers by their exact text "
+        "(0: parse every call).",
+    )
+
+    @classmethod
+    def load(cls, path: Path) -> SQLSpecConfig:
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
+            return cls.model_validate(raw)
+        except (OSError, yaml.YAMLError, ValidationError) as exc:
+            raise ConfigError(
+                f"The SQL tool spec {path} is invalid: {str(exc).splitlines()[0]}",
+                hint="Fix the YAML (name, description, allow_tables, max_rows, timeout_s).",
+            ) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    return str(orig).strip().splitlines()[0][:300] if str(orig).strip() else type(orig).__name__
+
+
+class SQLToolSpec(GuardedToolSpec):
+    """Read-only SQL tools over one database."""
+
+    spec_functions = ["list_tables", "describe_table", "run_sql"]  # noqa: RUF012
+    self_timed = True  # the progress handler / statement_timeout stops a query in time
+
+    def __init__(self, db: ReadOnlyDatabase, config: SQLSpecConfig | None = None) -> None:
+        self.db = db
+        self.config = config or SQLSpecConfig()
+        self._schema_text: str | None = None
+        existing = db.table_names()
+        self.known_tables = existing
+        if self.config.allow_tables is None:
+            self.tables = existing
+        else:
+            missing = sorted(set(self.config.allow_tables) - set(existing))
+            if missing:
+                raise ConfigError(
+                    f"allow_tables names tables that {db.display_url} does not have: "
+                    f"{', '.join(missing)}.",
+                    hint=f"Its tables are: {', '.join(existing)}.",
+                )
+            self.tables = [t for t in existing if t in set(self.config.allow_tables)]
+        self.guard = SelectGuard(
+            self._sqlglot_dialect(), self.tables, self.known_tables, self.config.verdict_cache
+        )
+
+    @classmethod
+    def from_url(cls, url: str, config: SQLSpecConfig | None = None) -> SQLToolSpec:
+        config = config or SQLSpecConfig()
+        db = ReadOnlyDatabase(url, timeout_s=config.timeout_s, max_rows=config.max_rows)
+        return cls(db, config)
+
+    def describe_tool(self, name: str, description: str) -> str:
+        what = self.config.description.strip() or f"The {self.config.name} database."
+        if name == "run_sql":  # the schema in the prompt, as text-to-SQL needs
+            return f"{description} Database {self.config.name!r}: {what} Schema: " + (
+                self.schema_summary()
+            )
+        return f"{description} Database {self.config.name!r}: {what} Tables: " + ", ".join(
+            self.tables
+        )
+
+    def schema_summary(self, max_values: int = 6) -> str:
+        """``table(col, col, status in 'a'|'b')`` per table: columns, and the exact values of
+        low-cardinality text columns (they are case-sensitive in SQL filters)."""
+        if self._schema_text is None:
+            parts = []
+            try:
+                for table in self.tables:
+                    cols = []
+                    for c in self.db.describe(table)["columns"]:
+                        values = self._few_values(table, c["name"], c["type"], max_values)
+                        cols.append(
+                            f"{c['name']} in " + "|".join(f"'{v}'" for v in values)
+                            if values
+                            else c["name"]
+                        )
+                    parts.append(f"{table}({', '.join(cols)})")
+            except SQLAlchemyError as exc:  # locked or unreachable now: not cached
+                return f"(unavailable right now: {_first_line(exc)}) Tables: " + ", ".join(
+                    self.tables
+                )
+            self._schema_text = "; ".join(parts)
+        return self._schema_text
+
+    def _few_values(self, table: str, column: str, type_: str, limit: int) -> list[str]:
+        if not any(t in type_.upper() for t in ("TEXT", "CHAR", "STRING", "ENUM")):
+            return []
+        q = self.db.engine.dialect.identifier_preparer.quote
+        rows = self.db.raw_query(
+            f"SELECT DISTINCT {q(column)} FROM {q(table)} WHERE {q(column)} IS NOT NULL "
+            f"LIMIT {limit + 1}"
+        )
+        values = [str(r[0]) for r in rows]
+        total = self.db.raw_query(f"SELECT COUNT(*) FROM {q(table)}")[0][0]
+        if (
+            len(values) > limit
+            or total < 3 * len(values)  # a category repeats: each value on 3+ rows on average
+            or any(len(v) > 30 or _DATE_RE.match(v) for v in values)
+        ):
+            return []
+        return sorted(values)
+
+    # --- tools ----------------------------------------------------------------------------------
+    def list_tables(self) -> ToolResult:
+        """List the tables of the SQL database, with their columns.
+
+        Use it only when run_sql failed on a table name. Returns each table with its column
+        names. It does not return data and does not answer questions: run_sql does.
+        """
+        data = []
+        for table in self.tables:
+            info = self.db.describe(table)
+            data.append({"table": table, "columns": [c["name"] for c in info["columns"]]})
+        return ToolResult.ok(data)
+
+    def describe_table(self, table: str) -> ToolResult:
+        """Describe one table of the SQL database: its columns with types, its primary and
+        foreign keys, and three sample rows.
+
+        Use it only when run_sql failed on a column name or a value format. Its three sample
+        rows are not the data: it does not count, sum or answer questions; run_sql does.
+
+        Args:
+            table: The table name, as list_tables returns it.
+        """
+        name = self._resolve_table(table)
+        if isinstance(name, ToolResult):
+            return name
+        info = self.db.describe(name)
+        quoted = self.db.engine.dialect.identifier_preparer.quote(name)
+        sample = self.db.raw_query(f"SELECT * FROM {quoted} LIMIT 3")
+        columns = [c["name"] for c in info["columns"]]
+        info["sample_rows"] = [
+            dict(zip(columns, [_plain(v) for v in row], strict=False)) for row in sample
+        ]
+        return ToolResult.ok(info)
+
+    def run_sql(self, sql: str, limit: int = DEFAULT_LIMIT) -> ToolResult:
+        """Run one read-only SQL SELECT query on the SQL database and return the rows.
+
+        Use it for exact figures held in tables: totals, counts, amounts, dates and lists.
+        Write one SELECT (WITH, JOIN, GROUP BY and UNION are fine) over the tables listed below.
+        Returns the column names and rows, with truncated=true when more rows existed than the
+        limit. It does not write: INSERT, UPDATE, DELETE, DDL and PRAGMA are refused.
+
+        Args:
+            sql: One SELECT statement in the database's SQL dialect.
+            limit: Most rows to return (1-200); aggregate in SQL instead of reading many rows.
+        """
+        return self.execute(sql, limit)
+
+    # --- shared by run_sql and the query tool ---------------------------------------------------
+    def execute(self, sql: str, limit: int = DEFAULT_LIMIT) -> ToolResult:
+        """The guarded path: parse check, read-only run with timeout, row cap, errors."""
+        if limit < 1:
+            return ToolResult.fail(
+                ErrorCode.INVALID_ARGUMENT,
+                f"limit must be at least 1; got {limit}.",
+                suggestion="Pass a limit between 1 and 200.",
+            )
+        try:
+            checked = self.guard.check(sql)
+        except SQLRejected as exc:
+            return ToolResult.fail(exc.code, exc.message, suggestion=exc.suggestion)
+        try:
+            rows = self.db.query(checked.sql, max_rows=min(limit, self.config.max_rows))
+        except QueryTimeout as exc:
+            return ToolResult.fail(
+                ErrorCode.TIMEOUT,
+                str(exc),
+                suggestion="Filter with WHERE, aggregate, and give recursive CTEs a stop "
+                "condition.",
+            )
+        except QueryFailed as exc:
+            return ToolResult.fail(
+                ErrorCode.QUERY_ERROR,
+                f"The database rejected the query: {exc}",
+                suggestion=self._suggest(str(exc), checked.tables),
+            )
+        except SQLAlchemyError as exc:
+            return ToolResult.fail(
+                ErrorCode.QUERY_ERROR,
+                f"The query failed: {_first_line(exc)}",
+                suggestion="Check the SQL against describe_table.",
+            )
+        suggestion = None
+        if rows.truncated:
+            suggestion = "More rows exist: aggregate or filter, or raise limit."
+        elif not rows.rows or all(v is None for r in rows.rows for v in r):
+            suggestion = (
+                "Nothing matched. Filter values are exact and case-sensitive: check them "
+                "in the schema or with describe_table, then query again."
+            )
+        result = ToolResult.ok(
+            {"columns": rows.columns, "rows": rows.rows, "row_count": len(rows.rows)},
+            sources=[
+                Source(file=self.db.display_url, locator=", ".join(checked.tables) or "query")
+            ],
+            suggestion=suggestion,
+        )
+        result.truncated = rows.truncated
+        return result
+
+    def _sqlglot_dialect(self) -> str:
+        return {"postgresql": "postgres", "mssql": "tsql"}.get(self.db.dialect, self.db.dialect)
+
+    def _resolve_table(self, table: str) -> str | ToolResult:
+        wanted = table.strip().strip('"`[]').lower()
+        for name in self.tables:
+            if name.lower() == wanted:
+                return name
+        exists = wanted in {t.lower() for t in self.known_tables}
+        return ToolResult.fail(
+            ErrorCode.FORBIDDEN if exists else ErrorCode.NOT_FOUND,
+            f"The table {table!r} is "
+            + ("not allowed for this tool." if exists else "not in this database."),
+            suggestion=f"Use one of these tables: {', '.join(self.tables)}.",
+        )
+
+    def _suggest(self, error: str, tables: list[str]) -> str:
+        low = error.lower()
+        if "locked" in low or "busy" in low:
+            return "The database is busy: another program is writing to it. Try again shortly."
+        if "column" in low:
+            parts, every = [], []
+            for t in tables or self.tables:
+                if t in self.tables:
+                    cols = [c["name"] for c in self.db.describe(t)["columns"]]
+                    every += cols
+                    parts.append(f"{t}({', '.join(cols)})")
+            bad = re.search(r"column:?\s+\"?([\w.]+)", error)
+            close = (
+                difflib.get_close_matches(bad.group(1).split(".")[-1], every, n=2, cutoff=0.8)
+                if bad
+                else []
+            )
+            hint = f"Did you mean {' or '.join(close)}? " if close else ""
+            return f"{hint}Call run_sql again using only these columns: " + "; ".join(parts) + "."
+        if "table" in low or "relation" in low:
+            return f"Use one of these tables: {', '.join(self.tables)}."
+        if "not authorized" in low or "read-only" in low or "readonly" in low:
+            return "This database is read-only: use a plain SELECT."
+        return "Fix the SQL (describe_table shows columns and sample values) and try again."
+
+    # --- text-to-SQL ----------------------------------------------------------------------------
+    def query_tool(self, llm: LLM, embed_model: BaseEmbedding | None = None) -> FunctionTool:
+        """``query_<name>``: question -> SQL (schema in the prompt) -> guarded run -> answer."""
+        from llama_index.core.query_engine import NLSQLTableQueryEngine
+
+        engine = NLSQLTableQueryEngine(
+            sql_database=GuardedSQLDatabase(self),
+            tables=self.tables,
+            llm=llm,
+            embed_model=embed_model,
+            synthesize_response=True,
+        )
+        name = f"query_{self.config.name}"
+
+        def query(question: str) -> ToolResult:
+            response = engine.query(question)
+            meta = response.metadata or {}
+            data = {
+                "answer": str(response),
+                "sql": meta.get("sql_query", ""),
+                "columns": meta.get("col_keys", []),
+                "rows": [list(map(_plain, r)) for r in meta.get("result", [])][:DEFAULT_LIMIT],
+            }
+            error = next(
+                (n.node.get_content() for n in response.source_nodes if _is_error(n)), None
+            )
+            if error:
+                return ToolResult.fail(
+                    ErrorCode.QUERY_ERROR,
+                    f"{error} (SQL: {data['sql']})",
+                    suggestion="Rephrase the question, or use describe_table and run_sql.",
+                )
+            return ToolResult.ok(data, sources=[Source(file=self.db.display_url, locator=name)])
+
+        what = self.config.description.strip() or f"the {self.config.name} database"
+        description = (
+            f"Answer a question from {what} by writing and running a read-only SQL query. "
+            "Use it for totals, counts, amounts and lists held in tables. Returns the answer, "
+            f"the SQL it ran and the rows. It does not write. Tables: {', '.join(self.tables)}"
+        )
+
+        class QueryArgs(BaseModel):
+            question: str = Field(description="The question in plain words, with names and dates.")
+
+        def run(**kwargs: Any) -> ToolResult:
+            return call_validated(name, query, QueryArgs, kwargs)
+
+        return FunctionTool(
+            fn=run, metadata=ToolMetadata(name=name, description=description, fn_schema=QueryArgs)
+        )
+
+
+class GuardedSQLDatabase(SQLDatabase):
+    """LlamaIndex's ``SQLDatabase`` whose ``run_sql`` goes through the SQL tool spec's guard."""
+
+    def __init__(self, spec: SQLToolSpec) -> None:
+        super().__init__(spec.db.engine, include_tables=spec.tables, sample_rows_in_table_info=3)
+        self._spec = spec
+
+    def run_sql(self, command: str) -> tuple[str, dict[str, Any]]:
+        result = self._spec.execute(command)
+        if not result.success:
+            raise ValueError(f"{result.error_message} {result.suggestion or ''}".strip())
+        data = result.data
+        rows = [tuple(r) for r in data["rows"]]
+        note = " (truncated)" if result.truncated else ""
+        return str(rows) + note, {"result": rows, "col_keys": data["columns"]}
+
+
+def _is_error(node: Any) -> bool:
+    return str(node.node.get_content()).startswith("Error:")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+_NAME_RE = re.compile(r"[^a-z0-9_]+")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def spec_name(text: str) -> str:
+    """A valid spec name from free text (``Chinook DB`` -> ``chinook_db``)."""
+    return _NAME_RE.sub("_", text.lower()).strip("_")[:40] or "database"

@@ -1,0 +1,131 @@
+"""The workflow ReActAgent over the content tools, driven by the scripted LLM."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from toolrag import Toolbox
+from toolrag.errors import InputError
+
+from ..conftest import final, react
+
+
+def test_agent_calls_blueprint_tool_with_date_range(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    args = {"description": "structural", "start_date": "2025-01-01", "end_date": "2025-12-31"}
+    tb = toolbox_factory([react("search_blueprints", args), final("See the sheets found.")])
+    answer = tb.ask("Which structural sheets were revised in 2025?")
+    assert answer.tools_called == ["search_blueprints"]
+    step = answer.trace[0]
+    assert step.success and step.arguments == args
+    assert answer.sources and all(s.file.startswith("blueprints/") for s in answer.sources)
+    assert answer.answer == "See the sheets found."
+    # The model saw the tool's real observation in its next prompt.
+    llm = tb.llm
+    last_prompt = "\n".join(m.content or "" for m in llm.prompts[-1])  # type: ignore[attr-defined]
+    assert "Observation:" in last_prompt and '"revision_date"' in last_prompt
+
+
+def test_agent_recovers_from_a_tool_error(toolbox_factory: Callable[..., Toolbox]) -> None:
+    tb = toolbox_factory(
+        [
+            react("get_project_schedule", {"project": "Summit Ridge Resort and Spa"}),
+            react("get_project_schedule", {"project": "GRB-107"}),
+            final("Substantial completion is planned for 2027-01-29."),
+        ]
+    )
+    answer = tb.ask("When is substantial completion for the hotel?")
+    assert [s.success for s in answer.trace] == [False, True]
+    assert answer.trace[0].error_code == "UNKNOWN_PROJECT"
+    assert "Known projects" in answer.trace[0].observation
+    assert "2027-01-29" in answer.answer
+
+
+def test_unknown_tool_name_does_not_crash(toolbox_factory: Callable[..., Toolbox]) -> None:
+    tb = toolbox_factory(
+        [
+            react("delete_everything", {}),
+            final("I could not do that."),  # gave up after an error: one repair turn follows
+            final("There is no tool that deletes blueprints."),
+        ]
+    )
+    answer = tb.ask("Delete all the blueprints")
+    assert answer.repairs == 1
+    assert answer.trace[0].tool == "delete_everything" and not answer.trace[0].success
+    assert answer.trace[0].error_code == "UNKNOWN_TOOL"  # structured, with the closest names
+    assert "There is no tool named 'delete_everything'" in answer.trace[0].observation
+
+
+def test_graceful_stop_after_max_iterations(toolbox_factory: Callable[..., Toolbox]) -> None:
+    loop = [
+        react("get_project_schedule", {"project": p}) for p in ("GRB-101", "GRB-102", "GRB-103")
+    ]
+    tb = toolbox_factory([*loop, "Thought: stop.\nAnswer: I found the GRB-101 schedule."])
+    tb.settings.max_iterations = 3
+    answer = tb.ask("Read the schedules of GRB-101, GRB-102 and GRB-103, forever please")
+    assert len(answer.trace) == 2 and answer.stopped_early  # the 3rd step hit the cap
+    assert "GRB-101" in answer.answer  # the early-stopping turn answered instead of raising
+
+
+def test_malformed_model_output_is_retried(toolbox_factory: Callable[..., Toolbox]) -> None:
+    tb = toolbox_factory(
+        [
+            "Thought: I will call a tool\nAction: search_documents\nAction Input: {not json",
+            final("Recovered."),
+        ]
+    )
+    answer = tb.ask("anything")
+    assert answer.answer == "Recovered." and answer.trace == []
+    # The parse error was shown to the model so it could fix its format.
+    retry_prompt = "\n".join(m.content or "" for m in tb.llm.prompts[1])  # type: ignore[attr-defined]
+    assert "Error while parsing the output" in retry_prompt
+
+
+@pytest.mark.parametrize("question", ["", "   "])
+def test_empty_question_is_refused(toolbox_factory: Callable[..., Toolbox], question: str) -> None:
+    with pytest.raises(InputError, match="empty"):
+        toolbox_factory([]).ask(question)
+
+
+def test_trace_shows_the_tools_retrieved_for_each_step(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    tb = toolbox_factory(
+        [react("get_project_schedule", {"project": "GRB-107"}), final("Done: 2027-01-29.")]
+    )
+    tb.settings.tool_top_k = 1
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert answer.tools_offered == ["get_project_schedule"]  # Tool RAG picked one of many
+    assert answer.trace[0].tools_offered == ["get_project_schedule"]
+    # The prompt the model saw listed only the retrieved tool.
+    first_prompt = "\n".join(m.content or "" for m in tb.llm.prompts[0])  # type: ignore[attr-defined]
+    assert "get_project_schedule" in first_prompt and "search_blueprints" not in first_prompt
+
+
+def test_a_repeated_identical_call_stops_with_an_explanation(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    bad = react("search_documents", {"query": "disputed invoices", "document_type": "invoice"})
+    tb = toolbox_factory([bad, bad, bad, bad, bad, bad, final("never reached")])
+    answer = tb.ask("What is the total of disputed invoices?")
+    # Stopped at the first repeat, asked once to change course; the same call again stops.
+    assert [s.tool for s in answer.trace] == ["search_documents"] * 3
+    assert answer.loops_stopped == 2 and answer.repairs == 1
+    assert answer.answer.startswith("I stopped: search_documents was called again")
+    assert "INVALID_ARGUMENT" in answer.answer
+    prompt = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
+    assert "You called search_documents twice with the same arguments" in prompt
+
+
+def test_a_loop_broken_by_the_repair_turn_gets_its_answer(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    bad = react("search_documents", {"query": "retainage", "document_type": "invoice"})
+    good = react("search_documents", {"query": "retainage", "project": "GRB-105"})
+    tb = toolbox_factory([bad, bad, good, final("Retainage is 10%.")])
+    answer = tb.ask("What is the retainage on GRB-105?")
+    assert answer.loops_stopped == 1 and answer.repairs == 1
+    assert answer.trace[-1].success and answer.answer == "Retainage is 10%."

@@ -1,0 +1,260 @@
+"""LanceDB integration: incremental re-index, stable ids, no duplicates, filters, hybrid search."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import pytest
+
+from toolrag import Settings, Toolbox
+from toolrag.content.index import ContentIndex, SearchFilters
+from toolrag.content.loaders import DocumentLoader, ScheduleLoader
+from toolrag.errors import IndexMissingError
+
+DOC = """---
+id: {id}
+title: {title}
+project: {project}
+document_type: {type}
+date: {date}
+---
+{body}
+"""
+
+
+def write_doc(
+    root: Path,
+    project: str,
+    doc_id: str,
+    body: str,
+    doc_type: str = "contract",
+    date: str = "2025-01-10",
+    title: str | None = None,
+) -> Path:
+    path = root / "documents" / project / f"{doc_id}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        DOC.format(
+            id=doc_id, title=title or doc_id, project=project, type=doc_type, date=date, body=body
+        )
+    )
+    return path
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "data"
+    write_doc(
+        root,
+        "P-1",
+        "P-1-CTR",
+        "The retainage is ten percent. Liquidated damages are $1,250 per calendar day.",
+    )
+    write_doc(
+        root,
+        "P-1",
+        "P-1-RFI",
+        "RFI about the anchor bolts at the canopy columns.",
+        doc_type="rfi",
+        date="2025-06-01",
+    )
+    write_doc(
+        root,
+        "P-2",
+        "P-2-CTR",
+        "Warranty period of two years for the roofing membrane.",
+        date="2025-03-05",
+    )
+    sched = root / "schedules"
+    sched.mkdir(parents=True)
+    (sched / "P-1.csv").write_text(
+        "project,milestone_id,milestone,planned_start,planned_finish,actual_finish,status,"
+        "responsible\nP-1,M-1,Foundations complete,2025-01-01,2025-02-01,2025-02-03,complete,"
+        '"Smith, J."\nP-1,M-2,Substantial completion,2025-02-02,2025-09-30,,not_started,Lee\n'
+    )
+    return root
+
+
+@pytest.fixture
+def embed():  # the real embedding model, loaded once per process
+    from toolrag.models.embeddings import make_embedding
+
+    return make_embedding(Settings())
+
+
+def _ids(index: ContentIndex) -> list[str]:
+    return sorted(index.table().to_arrow().column("id").to_pylist())
+
+
+def test_incremental_reindex(corpus: Path, tmp_path: Path, embed: object) -> None:
+    index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
+    loader = DocumentLoader(corpus)
+    first = index.sync(loader)
+    assert len(first.added) == 3 and not first.updated and first.rows_total >= 3
+    ids = _ids(index)
+
+    again = index.sync(loader)  # nothing changed: nothing written, no duplicates
+    assert again.unchanged == 3 and not again.changed and again.chunks_written == 0
+    assert _ids(index) == ids and len(ids) == len(set(ids))
+
+    write_doc(
+        corpus,
+        "P-2",
+        "P-2-CTR",
+        "Warranty period of five years for the roofing.",
+        date="2025-03-05",
+    )
+    (corpus / "documents" / "P-1" / "P-1-RFI.md").unlink()
+    third = index.sync(loader)
+    assert third.updated == ["documents/P-2/P-2-CTR.md"]
+    assert third.deleted == ["documents/P-1/P-1-RFI.md"]
+    assert third.unchanged == 1
+    texts = " ".join(index.table().to_arrow().column("text").to_pylist())
+    assert "five years" in texts and "two years" not in texts and "anchor bolts" not in texts
+    assert not any(i.startswith("documents/P-1/P-1-RFI.md") for i in _ids(index))
+
+
+def test_reopen_without_reembedding(corpus: Path, tmp_path: Path, embed: object) -> None:
+    ContentIndex(tmp_path / "ix", "documents", embed).sync(DocumentLoader(corpus))  # type: ignore[arg-type]
+    reopened = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
+    report = reopened.sync(DocumentLoader(corpus))
+    assert report.chunks_written == 0 and report.unchanged == 3
+
+
+def test_changed_chunking_reindexes(corpus: Path, tmp_path: Path, embed: object) -> None:
+    ContentIndex(tmp_path / "ix", "documents", embed).sync(DocumentLoader(corpus))  # type: ignore[arg-type]
+    other = ContentIndex(tmp_path / "ix", "documents", embed, chunk_size=100)  # type: ignore[arg-type]
+    report = other.sync(DocumentLoader(corpus))
+    assert len(report.updated) == 3
+
+
+def test_filters_project_type_and_dates(corpus: Path, tmp_path: Path, embed: object) -> None:
+    index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
+    index.sync(DocumentLoader(corpus))
+    hits = index.search("contract terms", k=5, filters=SearchFilters(project="P-2"))
+    assert {h.project for h in hits} == {"P-2"}
+    hits = index.search("anchor bolts", k=5, filters=SearchFilters(doc_type="rfi"))
+    assert [h.doc_id for h in hits] == ["P-1-RFI"]
+    window = SearchFilters(start_date=dt.date(2025, 3, 1), end_date=dt.date(2025, 12, 31))
+    assert {h.doc_id for h in index.search("document", k=5, filters=window)} == {
+        "P-1-RFI",
+        "P-2-CTR",
+    }
+    # A filter that matches nothing is an empty result, not an exception.
+    assert index.search("x", filters=SearchFilters(project="NOPE")) == []
+    # Quotes in values cannot break out of the SQL literal.
+    assert index.search("x", filters=SearchFilters(project="P-1' OR '1'='1")) == []
+
+
+def test_hybrid_finds_exact_terms(corpus: Path, tmp_path: Path, embed: object) -> None:
+    index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
+    index.sync(DocumentLoader(corpus))
+    top = index.search("liquidated damages per day", k=1)[0]
+    assert top.doc_id == "P-1-CTR" and top.similarity is not None and top.score > 0
+    assert index.search("retainage", k=1, mode="bm25")[0].doc_id == "P-1-CTR"
+
+
+def test_schedule_rows(corpus: Path, tmp_path: Path, embed: object) -> None:
+    index = ContentIndex(tmp_path / "ix", "schedules", embed)  # type: ignore[arg-type]
+    index.sync(ScheduleLoader(corpus))
+    rows = index.rows(SearchFilters(project="P-1"))
+    assert [r.doc_id for r in rows] == ["M-1", "M-2"]
+    assert rows[0].extra["responsible"] == "Smith, J." and rows[1].date == "2025-09-30"
+
+
+def test_missing_index_is_a_clear_error(tmp_path: Path, embed: object) -> None:
+    index = ContentIndex(tmp_path / "empty", "documents", embed)  # type: ignore[arg-type]
+    with pytest.raises(IndexMissingError, match="toolrag index"):
+        index.search("anything")
+
+
+def test_corrupt_file_is_reported_and_others_indexed(
+    corpus: Path, tmp_path: Path, embed: object
+) -> None:
+    bad = corpus / "documents" / "P-1" / "broken.md"
+    bad.write_bytes(b"---\nid: [unclosed\n---\nbody\xff\xfe")
+    index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
+    report = index.sync(DocumentLoader(corpus))
+    assert len(report.added) == 3 and len(report.errors) == 1
+    assert "broken.md" in report.errors[0] and "toolrag index" in report.errors[0]
+
+
+def test_toolbox_index_copies_sample_subset(tmp_path: Path) -> None:
+    """The toolbox indexes documents and schedules of a data folder it has never seen."""
+    data = tmp_path / "data"
+    shutil.copytree(Path(__file__).parents[2] / "data" / "schedules", data / "schedules")
+    tb = Toolbox(Settings(data_dir=data, index_dir=tmp_path / "ix"))
+    reports = tb.index(content_types=["schedules"])
+    assert reports[0].rows_total > 12 * 8 and not reports[0].errors
+
+
+def test_outline_lists_titles_and_headings_once(
+    corpus: Path, tmp_path: Path, embed: object
+) -> None:
+    write_doc(
+        corpus,
+        "P-3",
+        "P-3-SPEC",
+        "# Section 03 37 13 Shotcrete\n\n## 1. General\n\nText.\n\n## 2.1 Shotcrete Strength\n\n"
+        "4,000 psi.\n\n## 2.\n\n## 1. General\n",
+        doc_type="specification",
+        title="Shotcrete Specification - Pool",
+    )
+    index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
+    assert index.outline() == []  # nothing indexed yet
+    index.sync(DocumentLoader(corpus))
+    outline = index.outline()
+    assert outline[:3] == ["P-1-CTR", "P-1-RFI", "P-2-CTR"]  # titles, by document
+    assert outline[3:] == [
+        "Shotcrete Specification - Pool",
+        "Section 03 37 13 Shotcrete",
+        "General",  # numbering dropped, repeats and bare numbers left out
+        "Shotcrete Strength",
+    ]
+    assert index.outline(limit=2) == outline[:2]
+    write_doc(corpus, "P-4", "P-4-CTR", "# Payment and Retainage\n\nTen percent.")
+    index.sync(DocumentLoader(corpus))  # a new version of the table: read again
+    assert index.outline()[-2:] == ["P-4-CTR", "Payment and Retainage"]
+
+
+def test_a_content_question_finds_the_tool_through_what_it_holds(
+    tmp_path: Path, embed: object
+) -> None:
+    """``ToolCard.holds`` goes into the card's document: keyword search matches a question
+    about the contents that the description never mentions."""
+    from toolrag.cards.card import ToolCard
+    from toolrag.retrieval.index import ToolIndex
+
+    search = ToolCard(
+        name="search_documents",
+        description="Search the project documents: contracts, specifications, RFIs.",
+    )
+    others = [
+        ToolCard(name="get_weather", description="Current weather for a city."),
+        ToolCard(name="run_sql", description="Run a read-only SQL query on the database."),
+    ]
+    question = "What retainage rate applies after substantial completion?"
+    plain = ToolIndex(tmp_path / "a", embed)  # type: ignore[arg-type]
+    plain.sync([search, *others])
+    assert "search_documents" not in [h.name for h in plain.retrieve(question, 3, "bm25")]
+    held = search.model_copy(update={"holds": ["Prime Contract", "Payment and Retainage"]})
+    assert held.document().endswith("Holds: Prime Contract; Payment and Retainage")
+    index = ToolIndex(tmp_path / "b", embed)  # type: ignore[arg-type]
+    index.sync([held, *others])
+    assert [h.name for h in index.retrieve(question, 3, "bm25")] == ["search_documents"]
+    assert index.retrieve(question, 1)[0].name == "search_documents"
+
+
+def test_a_schedule_saved_by_a_spreadsheet_with_a_bom_loads(tmp_path: Path) -> None:
+    # Spreadsheet programs write UTF-8 CSV with a byte-order mark before the first header.
+    (tmp_path / "schedules").mkdir()
+    path = tmp_path / "schedules" / "X-1.csv"
+    path.write_text(
+        "\ufeffproject,milestone_id,milestone,planned_start,planned_finish,status\n"
+        "X-1,X-1-M01,Pour slab,2026-01-05,2026-01-09,complete\n",
+        encoding="utf-8",
+    )
+    (record,) = ScheduleLoader(tmp_path).load(path)
+    assert record.doc_id == "X-1-M01" and record.project == "X-1"

@@ -1,0 +1,82 @@
+"""``toolrag eval docs``: document retrieval through the content-index path, on a small fixture
+whose metrics are computed by hand, beside plain LlamaIndex."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from llama_index.core.node_parser import SentenceSplitter
+from typer.testing import CliRunner
+
+from toolrag.cli.main import app
+from toolrag.content.loaders.jsonl import JsonlDocumentLoader
+
+from ..conftest import REPO
+
+FIXTURES = REPO / "tests" / "fixtures"
+KEYS = {
+    "recall@1",
+    "recall@5",
+    "recall@10",
+    "mrr",
+    "ndcg@10",
+    "p50_ms",
+    "p95_ms",
+    "n_docs",
+    "n_queries",
+    "strategy",
+}
+
+
+def test_eval_docs_cli_json_with_hand_computed_metrics(tmp_path: Path) -> None:
+    misses = tmp_path / "misses.jsonl"
+    args = [
+        "eval",
+        "docs",
+        "--docs",
+        str(FIXTURES / "docs_small.jsonl"),
+        "--queries",
+        str(FIXTURES / "doc_queries_small.jsonl"),
+        "--json",
+        "--misses",
+        str(misses),
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = {r["strategy"]: r for r in json.loads(result.stdout.strip().splitlines()[-1])}
+    assert set(rows) == {"vectorstoreindex-default", "dense", "bm25", "hybrid"}
+    for r in rows.values():
+        assert set(r) == KEYS and r["n_docs"] == 6 and r["n_queries"] == 4  # "no doc" left out
+    hybrid = rows["hybrid"]
+    # q1, q2, q4 find their one document first; q3 expects two documents, so Recall@1 is 1/2
+    # there even when both lead: (1 + 1 + 0.5 + 1) / 4.
+    assert hybrid["recall@1"] == 0.875
+    assert hybrid["recall@5"] == 1.0 and hybrid["mrr"] == 1.0 and hybrid["ndcg@10"] == 1.0
+    assert misses.exists() and misses.read_text() == ""
+
+
+def test_the_jsonl_loader_chunks_long_documents_and_keeps_metadata() -> None:
+    records = JsonlDocumentLoader(FIXTURES / "docs_small.jsonl").load(FIXTURES / "docs_small.jsonl")
+    crane = next(r for r in records if r.doc_id == "d2")
+    assert crane.project == "P1" and crane.title == "Crane lift plan"
+    chunks = SentenceSplitter(chunk_size=200, chunk_overlap=30).split_text(crane.text)
+    assert JsonlDocumentLoader.chunked and len(chunks) > 1  # the content index's chunking
+
+
+def test_eval_docs_cli_refuses_a_bad_document_file(tmp_path: Path) -> None:
+    bad = tmp_path / "docs.jsonl"
+    bad.write_text('{"id": "a", "text": "fine"}\n{"title": "no id or text"}\n')
+    args = [
+        "eval",
+        "docs",
+        "--docs",
+        str(bad),
+        "--queries",
+        str(FIXTURES / "doc_queries_small.jsonl"),
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert "docs.jsonl:2" in result.output and "id and text" in result.output
+    missing = CliRunner().invoke(app, [*args[:3], str(tmp_path / "none.jsonl"), *args[4:]])
+    assert missing.exit_code == 2 and "does not exist" in missing.output

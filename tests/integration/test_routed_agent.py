@@ -1,0 +1,133 @@
+"""The router+react agent mode with the scripted LLM: the router's calls are the first steps and
+the agent answers from their results; a direct answer skips the agent; an invalid decision
+falls back to the plain ReAct run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from toolrag import Toolbox
+from toolrag.events import AgentEvent, listening
+from toolrag.models.llms import chatml_messages_to_prompt
+
+from ..conftest import final, react
+
+SCHEDULE = "get_project_schedule"
+FENCED = "Observation: <tool_output>"  # one tool result, as the model reads it
+
+
+def _routed(tb: Toolbox) -> Toolbox:
+    tb.settings.agent_mode = "router+react"
+    return tb
+
+
+def test_router_calls_are_the_first_steps(toolbox_factory: Callable[..., Toolbox]) -> None:
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-107"}}]}  # fmt: skip
+    tb = _routed(
+        toolbox_factory([json.dumps(decision), final("Substantial completion: 2027-01-29.")])
+    )
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert [s.tool for s in answer.trace] == [SCHEDULE] and answer.trace[0].success
+    assert answer.trace[0].arguments == {"project": "GRB-107"}
+    assert answer.sources and answer.sources[0].file == "schedules/GRB-107.csv"
+    assert "2027-01-29" in answer.answer and answer.route_id
+    assert 0 < answer.route_seconds <= answer.seconds  # the router's share of the time
+    router, agent = tb.llm.prompts  # type: ignore[attr-defined]
+    # the agent continues the router's conversation: the router's prompt and reply, unchanged,
+    # are the start of the agent's prompt (the local model does not read them again) ...
+    routed = chatml_messages_to_prompt(router).removesuffix("<|im_start|>assistant\n")
+    reply = f"<|im_start|>assistant\n{json.dumps(decision)}<|im_end|>\n"
+    assert chatml_messages_to_prompt(agent).startswith(routed + reply)
+    # ... then one turn with the call's fenced result, the reply format and the question
+    turn = agent[-1].content or ""
+    assert len(agent) == 3 and turn.count(FENCED) == 1 and "2027-01-29" in turn
+    assert f'{SCHEDULE}({{"project": "GRB-107"}})' in turn and "Answer:" in turn
+    assert turn.endswith("Question: " + answer.question)
+    assert answer.question.startswith("When is substantial completion")
+
+
+def test_a_further_call_follows_the_routed_turn(toolbox_factory: Callable[..., Toolbox]) -> None:
+    """When the routed results are not enough, the agent calls another tool; its step and
+    observation follow the routed turn and the routed result is not repeated."""
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-999"}}]}  # fmt: skip
+    tb = _routed(
+        toolbox_factory(
+            [
+                json.dumps(decision),
+                react(SCHEDULE, {"project": "GRB-107"}, thought="That project does not exist."),
+                final("Substantial completion: 2027-01-29."),
+            ]
+        )
+    )
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel, GRB-999?")
+    assert [s.tool for s in answer.trace] == [SCHEDULE, SCHEDULE]
+    assert [s.arguments["project"] for s in answer.trace] == ["GRB-999", "GRB-107"]
+    assert "2027-01-29" in answer.answer
+    last = tb.llm.prompts[-1]  # type: ignore[attr-defined]
+    assert last[-2].role == "assistant" and "GRB-107" in (last[-2].content or "")
+    assert last[-1].content.count(FENCED) == 1 and "2027-01-29" in last[-1].content
+    assert sum((m.content or "").count(FENCED) for m in last) == 2
+
+
+def test_a_direct_answer_skips_the_agent(toolbox_factory: Callable[..., Toolbox]) -> None:
+    reply = json.dumps({"action": "ask_clarification", "message": "Which project do you mean?"})
+    tb = _routed(toolbox_factory([reply]))
+    answer = tb.ask("How late is it?")
+    assert answer.answer == "Which project do you mean?" and answer.trace == []
+
+
+def test_an_invalid_decision_falls_back_to_react(toolbox_factory: Callable[..., Toolbox]) -> None:
+    tb = _routed(
+        toolbox_factory(
+            [
+                "no json at all",
+                "still no json",  # the repair round
+                react(SCHEDULE, {"project": "GRB-107"}),
+                final("Planned for 2027-01-29."),
+            ]
+        )
+    )
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert answer.tools_called == [SCHEDULE] and "2027-01-29" in answer.answer
+    record = tb.decisions.records()[-1]
+    assert record.id == answer.route_id and not record.valid
+
+
+def test_a_copied_id_is_put_back_before_the_call_runs(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """The router's reply names another project's code than the one the question gives: the
+    call runs on the question's project, and the route event says what was changed."""
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-101"}}]}  # fmt: skip
+    tb = _routed(toolbox_factory([json.dumps(decision), final("Final completion: 2027-03-15.")]))
+    events: list[AgentEvent] = []
+    with listening(events.append):
+        answer = tb.ask("When is final completion planned for GRB-107?")
+    assert answer.trace[0].arguments == {"project": "GRB-107"}
+    assert answer.sources[0].file == "schedules/GRB-107.csv"
+    route = next(e for e in events if e.kind == "route")
+    assert route.data["grounded"] == [f"{SCHEDULE}.project: 'GRB-101' -> 'GRB-107'"]
+
+
+def test_a_question_no_tool_fits_is_answered_without_tools(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    tb = _routed(toolbox_factory(["I answer that without the project's data: Paris."]))
+    tb.settings.tool_gate = 0.99  # no sample tool reaches it
+    answer = tb.ask("What is the capital of France?")
+    assert answer.answer == "I answer that without the project's data: Paris."
+    assert answer.trace == [] and answer.tools_offered == [] and answer.llm_calls == 1
+    record = tb.decisions.records()[-1]
+    assert record.id == answer.route_id and record.valid
+    assert record.decision is not None and record.decision["action"] == "answer_directly"
+    # the plain ReAct agent, offered no tools, is told so and answers in its first step
+    tb = toolbox_factory([final("Paris.")])
+    tb.settings.agent_mode = "react"  # the settings object is shared with the toolbox above
+    plain = tb.ask("What is the capital of France?")
+    assert plain.answer == "Paris." and plain.trace == [] and plain.tools_offered == []
+    system = tb.llm.prompts[0][0].content or ""  # type: ignore[attr-defined]
+    assert system.startswith("No tool fits this question") and "Action" not in system

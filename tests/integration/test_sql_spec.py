@@ -1,0 +1,147 @@
+"""SQLToolSpec on the sample database, on SQLite and on a real PostgreSQL server: tools built
+from the schema, correct rows, truncation, allow-list, and errors the agent can act on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llama_index.core.tools import FunctionTool
+
+from toolrag.errors import ConfigError
+from toolrag.tools.result import ErrorCode, ToolResult
+from toolrag.tools.sql.db import ReadOnlyDatabase
+from toolrag.tools.sql.spec import SQLSpecConfig, SQLToolSpec
+
+from ..conftest import REPO
+
+GRB_105 = "Northgate Distribution Center"
+CONFIG = SQLSpecConfig.load(REPO / "toolspecs" / "sql.yaml")
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, construction_sqlite: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{construction_sqlite}"
+    return str(request.getfixturevalue("construction_pg"))
+
+
+@pytest.fixture(scope="module")
+def tools(db_url: str) -> dict[str, FunctionTool]:
+    spec = SQLToolSpec.from_url(db_url, CONFIG)
+    return {t.metadata.get_name(): t for t in spec.to_tool_list()}
+
+
+def call(tools: dict[str, FunctionTool], name: str, **kwargs: Any) -> ToolResult:
+    out = tools[name](**kwargs).raw_output
+    assert isinstance(out, ToolResult)
+    return out
+
+
+def test_tools_are_built_from_the_schema(tools: dict[str, FunctionTool]) -> None:
+    assert set(tools) == {"list_tables", "describe_table", "run_sql"}
+    desc = tools["run_sql"].metadata.description
+    assert "read-only" in desc and "change_orders" in desc and "_toolrag_seed" not in desc
+    schema = tools["run_sql"].metadata.get_parameters_dict()
+    assert schema["required"] == ["sql"]
+    assert schema["properties"]["limit"]["description"]
+    listed = call(tools, "list_tables")
+    assert listed.success
+    assert {t["table"] for t in listed.data} == set(CONFIG.allow_tables or [])
+
+
+def test_describe_table_has_types_keys_and_samples(tools: dict[str, FunctionTool]) -> None:
+    info = call(tools, "describe_table", table="actual_costs").data
+    cols = {c["name"]: c for c in info["columns"]}
+    assert cols["cost_id"]["primary_key"] and "INT" in cols["cost_id"]["type"].upper()
+    assert any(fk["references"].startswith("projects(") for fk in info["foreign_keys"])
+    assert len(info["sample_rows"]) == 3 and "amount" in info["sample_rows"][0]
+    missing = call(tools, "describe_table", table="payroll")
+    assert missing.error_code == ErrorCode.NOT_FOUND and "projects" in (missing.suggestion or "")
+
+
+def test_run_sql_returns_correct_rows(tools: dict[str, FunctionTool]) -> None:
+    result = call(
+        tools,
+        "run_sql",
+        sql="SELECT p.name, SUM(c.amount) AS approved FROM change_orders c "
+        "JOIN projects p ON p.code = c.project_code WHERE c.status = 'approved' "
+        "GROUP BY p.name ORDER BY approved DESC, p.name LIMIT 2",
+    )
+    assert result.success, result
+    assert result.data["columns"] == ["name", "approved"]
+    # CO-105-01 (214,000), then GRB-103's two change orders (132,600 + 78,900): domain.yaml
+    rows = [[name, float(total)] for name, total in result.data["rows"]]
+    assert rows == [[GRB_105, 214000.0], ["Harbor Point Apartments", 211500.0]]
+
+
+def test_row_cap_sets_truncated(tools: dict[str, FunctionTool]) -> None:
+    result = call(
+        tools, "run_sql", sql="SELECT cost_id FROM actual_costs ORDER BY cost_id", limit=5
+    )
+    assert result.success and result.truncated
+    assert result.data["row_count"] == 5 and result.data["rows"][0] == [1]
+    assert '"truncated":true' in result.render()
+    full = call(tools, "run_sql", sql="SELECT COUNT(*) FROM actual_costs")
+    assert full.data["rows"] == [[165]] and not full.truncated
+
+
+def test_unknown_column_lists_the_real_columns(tools: dict[str, FunctionTool]) -> None:
+    result = call(tools, "run_sql", sql="SELECT project_name FROM projects")
+    assert result.error_code == ErrorCode.QUERY_ERROR
+    assert "projects(code, name," in (result.suggestion or "")
+
+
+def test_allow_list_hides_other_tables(db_url: str) -> None:
+    spec = SQLToolSpec.from_url(
+        db_url, SQLSpecConfig(name="finance", allow_tables=["invoices", "vendors"])
+    )
+    tools = {t.metadata.get_name(): t for t in spec.to_tool_list()}
+    refused = call(tools, "run_sql", sql="SELECT name FROM projects")
+    assert refused.error_code == ErrorCode.FORBIDDEN
+    assert "invoices, vendors" in (refused.suggestion or "")
+    joined = call(
+        tools,
+        "run_sql",
+        sql="SELECT v.name, COUNT(*) FROM invoices i JOIN vendors v ON v.vendor_id = i.vendor_id "
+        "WHERE i.status = 'disputed' GROUP BY v.name ORDER BY v.name",
+    )
+    assert joined.success and joined.data["rows"]
+    assert call(tools, "describe_table", table="projects").error_code == ErrorCode.FORBIDDEN
+
+
+def test_config_errors_are_clear(construction_sqlite: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not have: payroll"):
+        SQLToolSpec.from_url(
+            f"sqlite:///{construction_sqlite}", SQLSpecConfig(allow_tables=["payroll"])
+        )
+    with pytest.raises(ConfigError, match="does not exist"):
+        ReadOnlyDatabase(f"sqlite:///{tmp_path / 'none.sqlite'}")
+    with pytest.raises(ConfigError, match="not a SQLAlchemy database URL"):
+        ReadOnlyDatabase("no url at all")
+    bad = tmp_path / "sql.yaml"
+    bad.write_text("name: Has Spaces\nmax_rows: -1\n")
+    with pytest.raises(ConfigError, match="invalid"):
+        SQLSpecConfig.load(bad)
+
+
+def test_select_guard_caches_verdicts_by_text() -> None:
+    from toolrag.tools.sql.guard import SelectGuard, SQLRejected
+
+    guard = SelectGuard("sqlite", ["projects"], ["projects", "vendors"], cache_size=8)
+    first = guard.check("SELECT code FROM projects")
+    assert guard.check("SELECT code FROM projects") is first
+    assert "hits=1" in guard.cache_info()
+    refusals = []
+    for _ in range(2):
+        with pytest.raises(SQLRejected) as caught:
+            guard.check("SELECT * FROM vendors")
+        refusals.append(caught.value)
+    assert refusals[0] is not refusals[1]  # a fresh exception per call
+    assert refusals[0].message == refusals[1].message
+    assert "not allowed" in refusals[0].message
+    assert "hits=2" in guard.cache_info()
+    uncached = SelectGuard("sqlite", None, None, cache_size=0)
+    assert uncached.check("SELECT 1").tables == []
+    assert uncached.cache_info() == "no cache"
