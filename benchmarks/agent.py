@@ -20,7 +20,7 @@ seconds, prompt tokens. Each setup first answers one untimed warm-up question (`
 Records are appended to ``runs/agent/records.jsonl`` as they come, so an
 interrupted run resumes where it stopped (``--fresh`` starts over).
 
-    .venv/bin/python benchmarks/agent.py [--limit N] [--setups all_tools,objectindex,toolrag]
+    .venv/bin/python -m benchmarks.agent [--limit N] [--setups all_tools,objectindex,toolrag]
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import os
 import platform
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -40,8 +39,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-import bfcl
 from llama_index.core import VectorStoreIndex
 from llama_index.core.agent.workflow import ReActAgent
 from llama_index.core.objects import ObjectIndex
@@ -49,15 +46,17 @@ from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.datasets import bfcl
+from benchmarks.results import result_name, write_result
 from toolrag import Settings, Toolbox
-from toolrag.agent import SYSTEM_PROMPT, Answer, run_agent
-from toolrag.cards import ToolCard, cards_from_tools, load_tool_list
-from toolrag.demo import pick_questions
+from toolrag.agent.loop import SYSTEM_PROMPT, Answer, run_agent
+from toolrag.batch.questions import Question, answer_matches, load_questions
+from toolrag.cards.card import ToolCard, cards_from_tools, load_tool_list
 from toolrag.evaluation.baselines import _schema_model
-from toolrag.evaluation.questions import Question, answer_matches, load_questions
-from toolrag.guarded_tools import RunState, guarded_tools
-from toolrag.sample_api import running_server
-from toolrag.toolindex import ToolIndex
+from toolrag.guard.function_tools import RunState, guarded_tools
+from toolrag.retrieval.index import ToolIndex
+from toolrag.sample.demo import pick_questions
+from toolrag.sample.field_api import running_server
 from toolrag.tools.result import ErrorCode, ToolResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -311,6 +310,14 @@ def main() -> None:
         "targets": verdict,
     }
     args.out.write_text(json.dumps(report, indent=2))
+    name = result_name(
+        "agent",
+        limit=args.limit,
+        pool=args.pool if args.pool != 50 else 0,
+        setups=args.setups if args.setups != ",".join(SETUPS) else "",
+        seed=args.seed if args.seed != 7 else 0,
+    )
+    write_result(name, report)
     table = Table(
         "setup",
         "n",

@@ -10,7 +10,7 @@ alone), how many the agent answered without calling a tool, tool calls, calls of
 delete or external tools (each one a side effect or a request for approval that the question
 never asked for), seconds per question and prompt tokens.
 
-    .venv/bin/python benchmarks/agent_gate.py [--gate 0.25]
+    .venv/bin/python -m benchmarks.agent_gate [--gate 0.25]
         [--questions data/questions/no_tool.jsonl] [--fresh]
 
 writes ``runs/agent_gate.json``. 0.25 is what ``toolrag eval gate --keep 0.98`` chooses on the
@@ -28,12 +28,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.results import result_name, write_result
 from toolrag import Toolbox
-from toolrag.batch import load_batch_questions, read_records
-from toolrag.evaluation.retrieval import percentile
-from toolrag.llms import resolve_provider
-from toolrag.sample_api import running_server
+from toolrag.batch.run import load_batch_questions, read_records
+from toolrag.models.llms import resolve_provider
+from toolrag.sample.field_api import running_server
 from toolrag.settings import load_settings
+from toolrag.stats import percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,6 +104,9 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
+    write_result(
+        result_name("agent_gate", gate=f"{args.gate:g}" if args.gate != 0.25 else ""), result
+    )
     print(f"JSON written to {args.out}")
 
 

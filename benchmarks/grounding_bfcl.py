@@ -1,31 +1,29 @@
 """False alarms of the router's grounding checks on arguments nobody here wrote.
 
 The router sends an argument value the question does not give (an id or code, or a name the
-prompt showed) to its repair round (``toolrag.routing.grounding``). A check like that must not
+prompt showed) to its repair round (``toolrag.guard.grounding.values``). A check like that must not
 fire on right calls. This runs it over the ground-truth calls of BFCL's 1,911 single-call items
 (``bfcl.load``: simple_python, multiple, live_simple, live_multiple), each with only its own tool
 offered and no examples shown, which is the strictest setting (no example can map a name to a
 code). An argument counts as flagged when every value BFCL accepts for it is flagged. No model
 runs; it takes seconds.
 
-    .venv/bin/python benchmarks/grounding_bfcl.py [--out runs/grounding_bfcl.json]
+    .venv/bin/python -m benchmarks.grounding_bfcl [--out runs/grounding_bfcl.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-import bfcl
-
-from toolrag.cards import load_tool_list
+from benchmarks.datasets import bfcl
+from benchmarks.results import write_result
+from toolrag.cards.card import load_tool_list
 from toolrag.evaluation.route_eval import stub_tools
+from toolrag.guard.grounding.values import ungrounded_values
 from toolrag.routing import RouteDecision, ToolCallSpec
-from toolrag.routing.grounding import ungrounded_values
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,6 +66,7 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str))
+    write_result("grounding_bfcl", json.loads(json.dumps(report, default=str)))
     for a in alarms:
         print(f"  {a['id']}: {a['arguments']}")
     print(f"{len(alarms)} of {len(items)} ground-truth calls flagged; JSON written to {args.out}")

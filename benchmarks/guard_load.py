@@ -16,7 +16,7 @@ Reported, from the stores themselves rather than from the guard's own view:
 - ``gated_executed_without_approval``: change-order submissions in the database beyond the
   approvals granted, plus cancelled inspections (every cancel was denied) (must be 0).
 
-    .venv/bin/python benchmarks/guard_load.py [--calls 1000] [--workers 8]
+    .venv/bin/python -m benchmarks.guard_load [--calls 1000] [--workers 8]
 """
 
 from __future__ import annotations
@@ -38,14 +38,15 @@ from llama_index.core.tools import BaseTool, FunctionTool
 from rich.console import Console
 from rich.table import Table
 
-from toolrag.cards import ToolCard
+from benchmarks.results import result_name, write_result
+from toolrag.cards.card import ToolCard
+from toolrag.cards.openapi import load_document
 from toolrag.guard import ApprovalRequest, AuditLog, IdempotencyStore, ToolGuard
-from toolrag.sample_api import running_server
-from toolrag.sampledb import build_sqlite
-from toolrag.tools.openapi_doc import load_document
-from toolrag.tools.rest import OpenAPIToolSpec, load_rest_configs
+from toolrag.sample.field_api import running_server
+from toolrag.tools.rest.spec import OpenAPIToolSpec, load_rest_configs
 from toolrag.tools.result import ToolResult
-from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
+from toolrag.tools.sql.seed import build_sqlite
+from toolrag.tools.sql.spec import SQLSpecConfig, SQLToolSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -239,6 +240,12 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
+    name = result_name(
+        "guard_load",
+        calls=args.calls if args.calls != 1000 else 0,
+        workers=args.workers if args.workers != 8 else 0,
+    )
+    write_result(name, report)
     table = Table("metric", "value", title="guard under load")
     for key in ("calls", "workers", "calls_per_s", "duplicates_written",
                 "write_executions_beyond_first", "audit_records",

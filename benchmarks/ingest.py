@@ -2,7 +2,7 @@
 LlamaIndex (VectorStoreIndex over LanceDBVectorStore, default settings, same embedding model)
 run side by side on the documents in the same process.
 
-    .venv/bin/python benchmarks/ingest.py [--out runs/ingest.json] [--repeats 3]
+    .venv/bin/python -m benchmarks.ingest [--out runs/ingest.json] [--repeats 3]
 
 Writes JSON and prints a table. Times are wall-clock on this machine; quote medians/ratios.
 """
@@ -20,9 +20,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.results import result_name, write_result
 from toolrag import Settings, Toolbox
-from toolrag.corpus import LOADERS
-from toolrag.evaluation.questions import load_questions
+from toolrag.batch.questions import load_questions
+from toolrag.content.loaders import LOADERS
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL_OF = {
@@ -161,6 +162,7 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
+    write_result(result_name("ingest", repeats=args.repeats if args.repeats != 3 else 0), result)
     table = Table(
         "index",
         "files",

@@ -7,7 +7,7 @@ subprocess and reached with the official ``mcp`` client over stdio; the in-proce
 SQLite database) and ``get_site_status`` (an HTTP call to the field API on 127.0.0.1),
 ``--repeat`` times each after a warm-up. Writes ``runs/mcp_latency.json``.
 
-    .venv/bin/python benchmarks/mcp_latency.py [--repeat 200]
+    .venv/bin/python -m benchmarks.mcp_latency [--repeat 200]
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from toolrag.sample_api import running_server
-from toolrag.sampledb import build_sqlite
+from benchmarks.results import result_name, write_result
+from toolrag.sample.field_api import running_server
 from toolrag.settings import Settings
 from toolrag.toolbox import Toolbox
+from toolrag.tools.sql.seed import build_sqlite
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLS: list[tuple[str, dict[str, Any]]] = [
@@ -74,7 +75,10 @@ def main() -> None:
         guard = Toolbox(settings).guard
         results = []
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "toolrag.cli", "mcp", "serve"], env=env, cwd=ROOT
+            command=sys.executable,
+            args=["-m", "toolrag.cli", "mcp", "serve"],
+            env=env,
+            cwd=ROOT,
         )
 
         async def over_mcp() -> dict[str, list[float]]:
@@ -119,6 +123,8 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
+    repeat = args.repeat if args.repeat != 200 else 0
+    write_result(result_name("mcp_latency", repeat=repeat), report)
     print(json.dumps(report, indent=2))
 
 

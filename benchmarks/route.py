@@ -27,8 +27,8 @@ decision is reused. The same modes run without the gate first, in the same proce
 records replayed), and the table shows both, with how many answerable + no-tool questions the
 gate offered nothing. Writes ``runs/route/<set>_gate<G>.json``.
 
-    .venv/bin/python benchmarks/route.py --set sample
-    .venv/bin/python benchmarks/route.py --set bfcl [--n 200] [--limit N] [--gate G]
+    .venv/bin/python -m benchmarks.route --set sample
+    .venv/bin/python -m benchmarks.route --set bfcl [--n 200] [--limit N] [--gate G]
 """
 
 from __future__ import annotations
@@ -37,21 +37,20 @@ import argparse
 import json
 import platform
 import random
-import sys
 import tempfile
 import time
 import zipfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-import bfcl
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from benchmarks.datasets import bfcl
+from benchmarks.results import result_name, write_result
 from toolrag import Settings, Toolbox
-from toolrag.cards import ToolCard, card_from_dict
+from toolrag.cards.card import ToolCard, card_from_dict
 from toolrag.evaluation.route_eval import (
     RouteQuery,
     RouteReport,
@@ -214,6 +213,13 @@ def main() -> None:
     }
     out = args.out / f"{name}.json"
     out.write_text(json.dumps(payload, indent=2))
+    partial = result_name(
+        f"route_{name}",
+        n=args.n if args.set == "bfcl" and args.n != 200 else 0,
+        limit=args.limit,
+        modes=args.modes if args.modes != ",".join(MODES) else "",
+    )
+    write_result(partial, payload)
     table = Table(
         "examples", "gate", "offered none", "precision", "recall", "no-tool acc", "arg acc",
         "valid", "repaired", "p50 s",

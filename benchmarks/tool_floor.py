@@ -27,7 +27,7 @@ offered whole when its best function clears the gate and not at all otherwise, s
 item is kept when its best function's cosine clears it, whatever its right function's is.
 ``no_tool`` is the same as the floor's; ``gates`` and ``best_gate`` report it like the floor.
 
-    .venv/bin/python benchmarks/tool_floor.py [--synthetic benchmarks/records/synthetic_bfcl.sqlite]
+    .venv/bin/python -m benchmarks.tool_floor [--synthetic benchmarks/records/synthetic_bfcl.sqlite]
 
 writes ``runs/tool_floor.json`` (``runs/tool_floor_requests.json`` with ``--synthetic``).
 """
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -46,15 +45,14 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).parent))
-import bfcl
-
+from benchmarks.datasets import bfcl
+from benchmarks.results import result_name, write_result
 from toolrag import Settings
-from toolrag.cards import load_tool_list
-from toolrag.embeddings import embedding_name, make_embedding
+from toolrag.cards.card import load_tool_list
+from toolrag.cards.synthetic import SyntheticQueries
 from toolrag.evaluation.baselines import plain_objectindex
-from toolrag.synthetic import SyntheticQueries
-from toolrag.toolindex import ToolIndex
+from toolrag.models.embeddings import embedding_name, make_embedding
+from toolrag.retrieval.index import ToolIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOORS = [round(0.1 + 0.05 * i, 2) for i in range(13)]
@@ -189,6 +187,7 @@ def main() -> None:
     result["seconds"] = round(time.perf_counter() - t0, 1)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(result, indent=2))
+    write_result(result_name("tool_floor", requests=args.synthetic is not None), result)
     Console().print(table)
     print(f"JSON written to {out_path}")
 

@@ -20,7 +20,7 @@ runs twice:
 REST: GET operations of the sample field API (FastAPI on 127.0.0.1) through the OpenAPI tools
 against ``httpx.Client.get`` + ``.json()`` on the same URLs.
 
-    .venv/bin/python benchmarks/tool_overhead.py [--repeat 30] [--pg-url postgresql+psycopg://...]
+    .venv/bin/python -m benchmarks.tool_overhead [--repeat 30] [--pg-url postgresql+psycopg://...]
 """
 
 from __future__ import annotations
@@ -39,9 +39,10 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
-from toolrag.evaluation.questions import load_questions
-from toolrag.sampledb import build_sqlite
-from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec
+from benchmarks.results import result_name, write_result
+from toolrag.batch.questions import load_questions
+from toolrag.tools.sql.seed import build_sqlite
+from toolrag.tools.sql.spec import SQLSpecConfig, SQLToolSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = 1.3
@@ -127,9 +128,9 @@ def sql_postgres(url: str, queries: list[str], repeat: int, cache: str) -> dict[
 
 
 def rest(repeat: int) -> dict[str, Any]:
-    from toolrag.sample_api import running_server
-    from toolrag.tools.openapi_doc import load_document
-    from toolrag.tools.rest import OpenAPIToolSpec, RestAPIConfig
+    from toolrag.cards.openapi import load_document
+    from toolrag.sample.field_api import running_server
+    from toolrag.tools.rest.spec import OpenAPIToolSpec, RestAPIConfig
 
     doc = load_document(ROOT / "toolspecs" / "construction_api.openapi.json")
     calls: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
@@ -163,7 +164,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "tool_overhead.json")
     args = parser.parse_args()
 
-    from toolrag.datasets.chinook import build_chinook_sqlite
+    from toolrag.sample.chinook import build_chinook_sqlite
 
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -194,6 +195,10 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2))
+    name = result_name(
+        "tool_overhead", repeat=args.repeat if args.repeat != 30 else 0, pg=bool(args.pg_url)
+    )
+    write_result(name, out)
     table = Table(
         "workload", "items", "raw ms", "guarded ms", "ratio", "overhead µs", title="guard overhead"
     )

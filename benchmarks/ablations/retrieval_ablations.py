@@ -2,7 +2,7 @@
 figures can be repeated. Each prints the unchanged `best+requests` beside the variant, over the
 same index and the same query vectors, and writes JSON.
 
-    .venv/bin/python benchmarks/retrieval_ablations.py ABLATION
+    .venv/bin/python -m benchmarks.ablations.retrieval_ablations ABLATION
         [--synthetic benchmarks/records/synthetic_bfcl.sqlite] [--out runs/ablation_<name>.json]
 
 ABLATION is one of:
@@ -17,12 +17,12 @@ ABLATION is one of:
 - ``values``: the dense side embeds the question with its numbers removed (or replaced by
   ``x``), alone or averaged with the plain question; BM25 reads the question as it is.
 - ``steps``: `best` with and without covering each step of a multi-step request
-  (:meth:`ToolIndex._cover_steps`), with a step's best tool placed only when it looks like a
-  real step's tool (its cosine with the step at least the cosine of the tool it would displace
-  with the whole request, or at least 0.35: a clause of context such as "I'm planning a
-  vacation" otherwise brings a tool of its own), and with every split request (not only those
-  that mark their steps with sequence words) scored by its best step, on the single-call and
-  the multi-tool queries.
+  (:func:`toolrag.retrieval.index.cover_steps`), with a step's best tool placed only when it
+  looks like a real step's tool (its cosine with the step at least the cosine of the tool it
+  would displace with the whole request, or at least 0.35: a clause of context such as "I'm
+  planning a vacation" otherwise brings a tool of its own), and with every split request (not
+  only those that mark their steps with sequence words) scored by its best step, on the
+  single-call and the multi-tool queries.
 - ``vectors``: other ways to score a card's vector. Pseudo-relevance feedback (Rocchio: the
   question moved halfway towards the mean of its 3 best cards' documents, then ranked again);
   a second vector per card of its name and description only (no parameters), taken as the
@@ -72,36 +72,37 @@ These read the ToolIndex's private arrays: they are experiments, not part of the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
-import bfcl
-
-from toolrag import Settings, toolindex
-from toolrag.cards import ToolCard, load_tool_list, split_name
-from toolrag.embeddings import embed_model_path, embedding_name, make_embedding
+from benchmarks.datasets import bfcl
+from toolrag import Settings
+from toolrag.cards.card import ToolCard, load_tool_list, split_name
+from toolrag.cards.synthetic import SyntheticQueries
 from toolrag.evaluation.retrieval import evaluate, load_queries
-from toolrag.query_adapter import QueryAdapter, fit_query_adapter
+from toolrag.models.embeddings import embed_model_path, embedding_name, make_embedding
 from toolrag.rank_fusion import reciprocal_rank_fusion
-from toolrag.steps import split_steps, sub_queries
-from toolrag.synthetic import SyntheticQueries
-from toolrag.toolindex import (
+from toolrag.retrieval import index as toolindex
+from toolrag.retrieval.adapter import QueryAdapter, fit_query_adapter
+from toolrag.retrieval.index import (
     HUB_K,
     HUB_WEIGHT,
     REQUEST_WEIGHT,
+    Stages,
     ToolIndex,
+    bm25_scores,
 )
-from toolrag.translation import QueryTranslator
+from toolrag.retrieval.steps import split_steps, sub_queries
+from toolrag.retrieval.translation import QueryTranslator
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 POOL = 30
 KEYS = ("recall@1", "recall@5", "recall@10", "mrr")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -144,6 +145,17 @@ class Bench:
         self.vectors = {
             name: self.vectorize([q.query for q in qs]) for name, qs in self.sets.items()
         }
+
+    @contextlib.contextmanager
+    def staged(self, **changes: Any) -> Iterator[ToolIndex]:
+        """For the duration, ``self.index`` is the same index searching with ``changes``
+        (:class:`toolrag.retrieval.index.Stages` fields) replaced; restored after."""
+        base = self.index
+        self.index = base.with_stages(**changes)
+        try:
+            yield self.index
+        finally:
+            self.index = base
 
     def vectorize(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self.embed.get_text_embedding_batch(list(texts)), dtype=np.float32)
@@ -204,7 +216,7 @@ class Features:
         blended = np.where(
             has > 0, (adapted + REQUEST_WEIGHT * nearest) / (1 + REQUEST_WEIGHT), adapted
         )
-        lexical = self.index._bm25(text, 50)
+        lexical = self.index.stages.lexical(self.index, text, 50)
         bm25 = np.zeros(n)
         top_bm25 = max((s for _, s in lexical), default=0.0)
         for tid, s in lexical:
@@ -328,10 +340,12 @@ StepFilter = Callable[[str, float, list[tuple[str, float]], dict[str, float], in
 
 
 def _filtered_cover(keep: StepFilter) -> Callable[..., list[tuple[str, float]]]:
-    """:meth:`ToolIndex._cover_steps`, a step's best tool placed only where ``keep`` says."""
+    """A ``cover`` stage: :func:`toolrag.retrieval.index.cover_steps` as it was before it
+    required the step's tool among the request's candidates, a step's best tool placed only
+    where ``keep`` says."""
 
     def cover(
-        self: ToolIndex,
+        index: ToolIndex,
         ranked: list[tuple[str, float]],
         sims: dict[str, float],
         steps: list[tuple[dict[str, float], dict[str, float]]],
@@ -383,17 +397,13 @@ STEP_FILTERS: dict[str, StepFilter] = {
 
 def steps(bench: Bench) -> dict[str, Any]:
     result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
-    cover = ToolIndex._cover_steps
-    ToolIndex._cover_steps = lambda self, ranked, sims, steps: ranked  # type: ignore[method-assign]
-    try:
+    with bench.staged(cover=lambda index, ranked, sims, steps: ranked):
         for name in bench.sets:
             result[name]["without step covering"] = bench.best(name)
-        for label, keep in STEP_FILTERS.items():
-            ToolIndex._cover_steps = _filtered_cover(keep)  # type: ignore[method-assign]
+    for label, keep in STEP_FILTERS.items():
+        with bench.staged(cover=_filtered_cover(keep)):
             for name in bench.sets:
                 result[name][label] = bench.best(name)
-    finally:
-        ToolIndex._cover_steps = cover  # type: ignore[method-assign]
     marked = toolindex.split_steps
 
     # every split request scored by its best step, not only those marked with sequence words
@@ -432,7 +442,8 @@ def _scored(
     index: ToolIndex, q: np.ndarray, docs: np.ndarray, request_penalty: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """`best`'s dense scores (ranking score, cosine) for the unit question ``q`` with ``docs``
-    as the cards' document vectors, as :meth:`ToolIndex._cosines` computes them."""
+    as the cards' document vectors, as :func:`toolrag.retrieval.index.dense_scores`
+    computes them."""
     sims = index._matrix @ q
     ranked = docs @ (q if index.adapter is None else index.adapter.apply(q))
     to_reqs = index._req_matrix @ q
@@ -474,25 +485,21 @@ def vectors(bench: Bench) -> dict[str, Any]:
         "hub correction on the written requests": lambda self, q: _scored(self, q, full, hub),
     }
     result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
-    cosines = ToolIndex._cosines
     for label, scorer in variants.items():
 
-        def patched(
-            self: ToolIndex,
+        def dense(
+            index: ToolIndex,
             query: str,
             embedding: Sequence[float] | None = None,
             scorer: Scorer = scorer,
         ) -> tuple[np.ndarray, np.ndarray]:
             if embedding is None:
-                embedding = self.embed.get_query_embedding(query)
-            return scorer(self, unit(np.asarray(embedding, dtype=np.float32)))
+                embedding = index.embed.get_query_embedding(query)
+            return scorer(index, unit(np.asarray(embedding, dtype=np.float32)))
 
-        ToolIndex._cosines = patched  # type: ignore[method-assign]
-        try:
+        with bench.staged(dense=dense):
             for name in bench.sets:
                 result[name][label] = bench.best(name)
-        finally:
-            ToolIndex._cosines = cosines  # type: ignore[method-assign]
         print(label, json.dumps({n: result[n][label] for n in bench.sets}), flush=True)
     return result
 
@@ -598,8 +605,8 @@ def finetune(bench: Bench) -> dict[str, Any]:
 
 # --- fusion --------------------------------------------------------------------------------------
 def _dbsf(weight: float) -> Callable[..., tuple[dict[str, float], dict[str, float]]]:
-    """`ToolIndex._blended` with distribution-based score fusion at BM25 ``weight`` (the weight
-    `best` passes in is ignored)."""
+    """A ``fuse`` stage: :func:`toolrag.retrieval.index.blend` with distribution-based score
+    fusion at BM25 ``weight`` (the weight `best` passes in is ignored)."""
 
     def blended(
         self: ToolIndex,
@@ -611,7 +618,7 @@ def _dbsf(weight: float) -> Callable[..., tuple[dict[str, float], dict[str, floa
     ) -> tuple[dict[str, float], dict[str, float]]:
         if not self._ids:
             return {}, {}
-        ranked, sims, lexical = self._candidates(query, pool, embedding, include)
+        ranked, sims, lexical = self.candidates(query, pool, embedding, include)
         dense = np.sort(ranked)[-pool:]  # the ranking scores of the pool's dense candidates
         low, spread = dense.mean() - 3 * dense.std(), 6 * dense.std() or 1.0
         scores = {tid: float((ranked[self._row[tid]] - low) / spread) for tid in sims}
@@ -626,25 +633,22 @@ def _dbsf(weight: float) -> Callable[..., tuple[dict[str, float], dict[str, floa
 
 
 def with_variants(
-    bench: Bench, method: str, variants: dict[str, Callable[..., Any]]
+    bench: Bench, stage: str, variants: dict[str, Callable[..., Any]]
 ) -> dict[str, Any]:
-    """`best+requests` as it is, then with ``ToolIndex.<method>`` replaced by each variant."""
+    """`best+requests` as it is, then with the index's stage ``stage`` (a field of
+    :class:`toolrag.retrieval.index.Stages`) replaced by each variant."""
     result: dict[str, Any] = {name: {"best+requests": bench.best(name)} for name in bench.sets}
-    shipped = getattr(ToolIndex, method)
-    try:
-        for label, variant in variants.items():
-            setattr(ToolIndex, method, variant)
+    for label, variant in variants.items():
+        with bench.staged(**{stage: variant}):
             for name in bench.sets:
                 result[name][label] = bench.best(name)
-            print(label, json.dumps({n: result[n][label] for n in bench.sets}), flush=True)
-    finally:
-        setattr(ToolIndex, method, shipped)
+        print(label, json.dumps({n: result[n][label] for n in bench.sets}), flush=True)
     return result
 
 
 def fusion(bench: Bench) -> dict[str, Any]:
     weights = (0.15, 0.3, 0.5, 0.8)
-    return with_variants(bench, "_blended", {f"DBSF, BM25 weight {w}": _dbsf(w) for w in weights})
+    return with_variants(bench, "fuse", {f"DBSF, BM25 weight {w}": _dbsf(w) for w in weights})
 
 
 # --- intents -------------------------------------------------------------------------------------
@@ -669,7 +673,7 @@ def _write_intents(found: dict[str, bool], n: int, seed: int = 0) -> None:
     ``INTENTS`` lacks."""
     import random
 
-    from toolrag.llms import make_llm
+    from toolrag.models.llms import make_llm
 
     recorded = {json.loads(line)["query"] for line in INTENTS.read_text().splitlines()}
     rng = random.Random(seed)
@@ -805,22 +809,18 @@ KIND_VARIANTS: dict[str, Callable[[str], list[str]]] = {
 }
 
 
-# the shipped BM25 search, taken at import: a variant built while another is applied still
-# wraps this one, not that variant
-_SHIPPED_BM25 = ToolIndex._bm25
-
-
 def _with_kinds(find: Callable[[str], list[str]]) -> Callable[..., list[tuple[str, float]]]:
-    """`ToolIndex._bm25` searching the query's words and ``find(query)``."""
+    """A ``lexical`` stage: the shipped :func:`toolrag.retrieval.index.bm25_scores` searching
+    the query's words and ``find(query)``."""
 
-    def bm25(self: ToolIndex, query: str, pool: int) -> list[tuple[str, float]]:
-        return _SHIPPED_BM25(self, " ".join([query, *find(query)]), pool)
+    def bm25(index: ToolIndex, query: str, pool: int) -> list[tuple[str, float]]:
+        return bm25_scores(index, " ".join([query, *find(query)]), pool)
 
     return bm25
 
 
 def kinds(bench: Bench) -> dict[str, Any]:
-    result = with_variants(bench, "_bm25", {k: _with_kinds(v) for k, v in KIND_VARIANTS.items()})
+    result = with_variants(bench, "lexical", {k: _with_kinds(v) for k, v in KIND_VARIANTS.items()})
     result["single_queries_with_a_kind"] = {
         k: sum(k in value_kinds(q.query) for q in bench.sets["single"]) for k in VALUE_KINDS
     }
@@ -828,25 +828,20 @@ def kinds(bench: Bench) -> dict[str, Any]:
 
 
 def kinds_nestful() -> dict[str, Any]:
-    """``kinds``'s variants on NESTFUL: ``tool_retrieval_nestful.py`` run once unchanged and
-    once per variant in this process; its R@5 / R@10 rows of `best` and `best+requests`."""
-    import runpy
+    """``kinds``'s variants on NESTFUL: :mod:`benchmarks.tool_retrieval_nestful` run once
+    unchanged and once per variant (its indexes built with the variant's ``lexical`` stage) in
+    this process; its R@5 / R@10 rows of `best` and `best+requests`."""
+    from benchmarks import tool_retrieval_nestful
 
     out: dict[str, Any] = {}
     for label, variant in {"unchanged": None, **KIND_VARIANTS}.items():
-        if variant is not None:
-            ToolIndex._bm25 = _with_kinds(variant)  # type: ignore[method-assign]
+        stages = Stages() if variant is None else Stages(lexical=_with_kinds(variant))
         path = ROOT / "runs" / f"ablation_kinds_nestful_{len(out)}.json"
-        argv = sys.argv
-        sys.argv = [
-            "tool_retrieval_nestful.py", "--strategies", "best", "--out", str(path),
-            "--synthetic", str(ROOT / "benchmarks/records/synthetic_nestful.sqlite"),
-        ]  # fmt: skip
-        try:
-            runpy.run_path(str(ROOT / "benchmarks/tool_retrieval_nestful.py"), run_name="__main__")
-        finally:
-            sys.argv = argv
-            ToolIndex._bm25 = _SHIPPED_BM25  # type: ignore[method-assign]
+        tool_retrieval_nestful.main(
+            ["--strategies", "best", "--out", str(path),
+             "--synthetic", str(ROOT / "benchmarks/records/synthetic_nestful.sqlite")],
+            stages=stages,
+        )  # fmt: skip
         rows = json.loads(path.read_text())["results"]
         out[label] = {
             pool: {

@@ -1,6 +1,6 @@
 """The weight of BM25 in `best`, swept over two pools, single- and multi-step requests, with and
 without LLM-written requests: the figures behind ``BM25_WEIGHT`` (cards' documents alone) and
-``BM25_WEIGHT_WITH_REQUESTS`` in :mod:`toolrag.toolindex`.
+``BM25_WEIGHT_WITH_REQUESTS`` in :mod:`toolrag.retrieval.index`.
 
     .venv/bin/python benchmarks/bm25_weight.py [--weights 0.1,0.2,0.3,0.5,shipped]
         [--sets bfcl,bfcl-multi,nestful,nestful+bfcl,scale-10k] [--requests]
@@ -25,32 +25,41 @@ import argparse
 import itertools
 import json
 import random
-import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-import bfcl
-import nestful
-from tool_retrieval_nestful import pools
-from tool_scale import SEED, TABLE, distractors
-
-from toolrag import Settings, toolindex
-from toolrag.cards import ToolCard, load_tool_list
-from toolrag.embeddings import make_embedding
+from benchmarks.datasets import bfcl, nestful
+from benchmarks.datasets.openapi_directory import SEED, distractors
+from benchmarks.tool_retrieval_nestful import pools
+from benchmarks.tool_scale import TABLE
+from toolrag import Settings
+from toolrag.cards.card import ToolCard, load_tool_list
+from toolrag.cards.synthetic import SyntheticQueries
 from toolrag.evaluation.retrieval import RetrievalQuery, evaluate, load_queries
-from toolrag.synthetic import SyntheticQueries
-from toolrag.toolindex import ToolIndex
+from toolrag.models.embeddings import make_embedding
+from toolrag.retrieval import index as toolindex
+from toolrag.retrieval.index import ToolIndex
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "benchmarks" / "records"
-# the rule `best` ships, kept before any weight of the sweep overwrites the constants
-SHIPPED = (
-    toolindex.BM25_WEIGHT,
-    toolindex.BM25_WEIGHT_STEPS,
-    toolindex.BM25_WEIGHT_WITH_REQUESTS,
-)
+
+
+def _fixed(weight: float) -> Callable[..., tuple[dict[str, float], dict[str, float]]]:
+    """:func:`toolrag.retrieval.index.blend` at BM25 ``weight``, the weight passed in ignored."""
+
+    def fuse(
+        index: ToolIndex,
+        query: str,
+        pool: int,
+        _: float,
+        embedding: Any = None,
+        include: Sequence[str] = (),
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        return toolindex.blend(index, query, pool, weight, embedding, include)
+
+    return fuse
 
 
 def query_sets(
@@ -102,17 +111,15 @@ def sweep(
     """R@1, R@5 and MRR of `best` at each weight, the query vectors embedded once."""
     vectors = {q.query: index.embed.get_query_embedding(q.query) for q in queries}
 
-    def search(query: str, k: int) -> list[str]:
-        return [h.name for h in index.retrieve(query, k=k, embedding=vectors[query])]
-
     rows = []
     for weight in weights:
-        # a number sets every constant: one weight for every request and share of requests
-        (
-            toolindex.BM25_WEIGHT,
-            toolindex.BM25_WEIGHT_STEPS,
-            toolindex.BM25_WEIGHT_WITH_REQUESTS,
-        ) = SHIPPED if weight == "shipped" else (float(weight),) * 3
+        # a number is one weight for every request and share of requests: a ``fuse`` stage
+        # that blends at it whatever weight `best` passes in
+        searched = index if weight == "shipped" else index.with_stages(fuse=_fixed(float(weight)))
+
+        def search(query: str, k: int, searched: ToolIndex = searched) -> list[str]:
+            return [h.name for h in searched.retrieve(query, k=k, embedding=vectors[query])]
+
         report = evaluate(f"best@{weight}", len(index), queries, search, ks=(1, 5)).as_json()
         rows.append({"weight": weight, **{k: report[k] for k in ("recall@1", "recall@5", "mrr")}})
     return rows

@@ -16,7 +16,7 @@ For each share S in 0.90, 0.95, 0.98 it reports the gate each way chooses (the h
 a grid of 0.01, that offers tools to at least S of its questions: ``cuts.choose``), and the share
 of real questions that gate keeps, beside the gate the real questions would choose themselves.
 
-    .venv/bin/python benchmarks/gate_requests.py [--pools bfcl,nestful,nestful+bfcl]
+    .venv/bin/python -m benchmarks.ablations.gate_requests [--pools bfcl,nestful,nestful+bfcl]
 
 writes ``runs/gate_requests.json``. About 4 minutes per pool on two cores (plus indexing on a
 first run: NESTFUL's indexes are built in ``runs/nestful/index_*_requests`` as
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,21 +37,18 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-sys.path.insert(0, str(Path(__file__).parent))
-import bfcl
-import nestful
-
+from benchmarks.datasets import bfcl, nestful
 from toolrag import Settings
-from toolrag.cards import ToolCard, load_tool_list
-from toolrag.embeddings import make_embedding
+from toolrag.cards.card import ToolCard, load_tool_list
+from toolrag.cards.synthetic import SyntheticQueries
 from toolrag.evaluation.cuts import choose, cut_grid, rank_queries, score_cut
 from toolrag.evaluation.held_requests import rank_written_requests
 from toolrag.evaluation.retrieval import RetrievalQuery, load_queries
 from toolrag.evaluation.tools_eval import scored_searcher
-from toolrag.synthetic import SyntheticQueries
-from toolrag.toolindex import ToolIndex
+from toolrag.models.embeddings import make_embedding
+from toolrag.retrieval.index import ToolIndex, dense_scores
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "benchmarks" / "records"
 SHARES = (0.90, 0.95, 0.98)
 K = 5
@@ -95,27 +91,37 @@ def own_left_out(index: ToolIndex, card_id: str, text: str) -> Iterator[None]:
         index._req_matrix[own] = saved
 
 
+# the card row ``document_alone`` ranks by its document alone, while one is withheld
+_ALONE: list[int] = []
+
+
+def _dense_document_alone(
+    index: ToolIndex, query: str, embedding: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A ``dense`` stage: :func:`toolrag.retrieval.index.dense_scores`, with the card of
+    ``document_alone`` (if any) scored by its unblended document cosine."""
+    ranked, sims = dense_scores(index, query, embedding)
+    if not _ALONE:
+        return ranked, sims
+    row = _ALONE[-1]
+    e = embedding if embedding is not None else index.embed.get_query_embedding(query)
+    q = np.asarray(e, dtype=np.float32)
+    q = q / max(float(np.linalg.norm(q)), 1e-12)
+    sims[row] = float(index._matrix[row] @ q)
+    adapted = q if index.adapter is None else index.adapter.apply(q)
+    ranked[row] = float(index._matrix[row] @ adapted) - index._penalty[row]
+    return ranked, sims
+
+
 @contextlib.contextmanager
 def document_alone(index: ToolIndex, card_id: str, text: str) -> Iterator[None]:
-    """The card ranked by its unblended document cosine, as a card without requests is."""
-    row = index._row[card_id]
-    original = index._cosines
-
-    def cosines(query: str, embedding: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        ranked, sims = original(query, embedding)
-        e = embedding if embedding is not None else index.embed.get_query_embedding(query)
-        q = np.asarray(e, dtype=np.float32)
-        q = q / max(float(np.linalg.norm(q)), 1e-12)
-        sims[row] = float(index._matrix[row] @ q)
-        adapted = q if index.adapter is None else index.adapter.apply(q)
-        ranked[row] = float(index._matrix[row] @ adapted) - index._penalty[row]
-        return ranked, sims
-
-    index._cosines = cosines  # type: ignore[method-assign]
+    """The card ranked by its unblended document cosine, as a card without requests is: on an
+    index searching with :func:`_dense_document_alone` (``with_stages(dense=...)``)."""
+    _ALONE.append(index._row[card_id])
     try:
         yield
     finally:
-        del index._cosines
+        _ALONE.pop()
 
 
 def run_pool(name: str, grid: list[float]) -> dict[str, Any]:
@@ -127,7 +133,9 @@ def run_pool(name: str, grid: list[float]) -> dict[str, Any]:
     ways = {
         "withheld": rank_written_requests(index, "best", K),
         "own left out": rank_written_requests(index, "best", K, withhold=own_left_out),
-        "document alone": rank_written_requests(index, "best", K, withhold=document_alone),
+        "document alone": rank_written_requests(
+            index.with_stages(dense=_dense_document_alone), "best", K, withhold=document_alone
+        ),
     }
     # every cut scored once per set of questions; each share then only chooses among them
     real_points = [score_cut(real, "gate", g, K) for g in grid]

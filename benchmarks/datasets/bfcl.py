@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evalfiles import write_pool
-from wheels import fetch_wheel
+from benchmarks.datasets.evalfiles import write_pool
+from benchmarks.datasets.wheels import fetch_wheel
 
 VERSION = "2026.3.23"
 POOL_CATEGORIES = [

@@ -1,0 +1,107 @@
+"""A headline benchmark's figures as a committed file: ``benchmarks/results/<name>.json``, with
+the commit, date, machine and command that produced them (``scripts/render_benchmarks.py``
+turns the files into the tables of docs/benchmarks.md and README.md)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+_STARTED = time.perf_counter()
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip()
+
+
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def machine() -> dict[str, Any]:
+    """The machine a benchmark ran on: cores, 1-minute load, CPU model, GPU, platform."""
+    try:
+        load = round(os.getloadavg()[0], 2)
+    except OSError:
+        load = None
+    return {
+        "cores": os.cpu_count(),
+        "load_1m": load,
+        "cpu": _cpu_model(),
+        "gpu": None,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def result_name(name: str, **partial: Any) -> str:
+    """``name`` with a suffix for each option that makes the run partial (a truthy value):
+    ``result_name("tool_retrieval", limit=400)`` is ``tool_retrieval_limit400``, so a partial
+    run never overwrites the full run's file. A run with another embedding model than the
+    default is named for it too."""
+    from toolrag.settings import DEFAULT_EMBED_MODEL, Settings
+
+    parts = [name]
+    for key, value in partial.items():
+        if value is None or value is False or value == 0 or value == "":
+            continue
+        text = "" if value is True else str(value).replace(",", "-").replace("+", "-")
+        parts.append(f"{key}{text}")
+    embed = Settings().embed_model
+    if embed != DEFAULT_EMBED_MODEL:  # another embedding model (TOOLRAG_EMBED_MODEL)
+        parts.append("embed-" + Path(embed).name)
+    return "_".join(parts).replace("/", "-")
+
+
+def write_result(
+    name: str,
+    figures: dict[str, Any],
+    *,
+    module: str | None = None,
+    argv: Sequence[str] | None = None,
+    seconds: float | None = None,
+) -> Path:
+    """Write ``benchmarks/results/<name>.json`` and return its path. ``module`` is the
+    benchmark's module under ``benchmarks`` (by default ``name``), ``argv`` its arguments (by
+    default ``sys.argv[1:]``), ``seconds`` its wall time (by default since this module was
+    imported, that is since the benchmark started)."""
+    commit = _git("rev-parse", "--short", "HEAD")
+    status = _git("status", "--porcelain")
+    args = list(sys.argv[1:] if argv is None else argv)
+    record: dict[str, Any] = {"name": name, "commit": commit}
+    if status:
+        record["dirty"] = True  # the working tree differed from the commit
+    record |= {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "command": " ".join(["python", "-m", f"benchmarks.{module or name}", *args]),
+        "seconds": round(time.perf_counter() - _STARTED if seconds is None else seconds, 1),
+        "figures": figures,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"Result written to {path.relative_to(ROOT)}")
+    return path

@@ -1,0 +1,347 @@
+"""Render the committed benchmark results (``benchmarks/results/*.json``, written by
+:func:`benchmarks.results.write_result`) into the documentation.
+
+- ``docs/benchmarks.md``: what lies between ``<!-- results:start -->`` and
+  ``<!-- results:end -->`` becomes one section per result file (its headline figures, command,
+  commit, date, machine and a link to the file);
+- ``README.md``: what lies between ``<!-- glance:start -->`` and ``<!-- glance:end -->`` becomes
+  the "at a glance" table (at most 8 rows), every figure linked to its result file.
+
+    .venv/bin/python scripts/render_benchmarks.py [--check]
+
+``--check`` writes nothing and exits 1 when either file is not up to date. A missing marker is
+an error naming the file and the marker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+DOCS = REPO / "docs" / "benchmarks.md"
+README = REPO / "README.md"
+GLANCE_ROWS = 8
+
+Rows = list[tuple[str, str]]
+
+
+class MarkerError(Exception):
+    pass
+
+
+# --- headline figures per benchmark --------------------------------------------------------------
+def _f(value: Any, digits: int = 4) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _by_strategy(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {r["strategy"]: r for r in rows}
+
+
+STRATEGY_LABELS = {
+    "objectindex-default": "plain ObjectIndex",
+    "bm25": "BM25",
+    "dense": "dense",
+    "hybrid": "hybrid (RRF)",
+    "best": "best",
+    "dense+requests": "dense + requests",
+    "best+requests": "best + requests",
+    "best+requests+translated": "best + requests + translated",
+}
+
+
+def _retrieval_rows(fig: dict[str, Any]) -> Rows:
+    rows: Rows = []
+    for key, label in (("results", "single-call"), ("results_multi_tool", "multi-tool")):
+        for r in fig.get(key) or []:
+            name = STRATEGY_LABELS.get(r["strategy"], r["strategy"])
+            figures = f"R@1 {_f(r['recall@1'])}, R@5 {_f(r['recall@5'])}, MRR {_f(r['mrr'])}"
+            if label == "single-call":
+                figures += f", p50 {r['p50_ms']:.1f} ms"
+            rows.append((f"{label}: {name} ({r['n_queries']:,} queries)", figures))
+    return rows
+
+
+def _tokens_rows(fig: dict[str, Any]) -> Rows:
+    return [
+        (
+            f"prompt tokens, {r['pool']} tools (median of {r['questions']} questions)",
+            f"all tools {_f(r['all_tools_median_tokens'])}, top-{r['k']} retrieved "
+            f"{_f(r['retrieved_median_tokens'])}: {r['reduction']:.1%} fewer",
+        )
+        for r in fig["results"]
+    ]
+
+
+def _guard_load_rows(fig: dict[str, Any]) -> Rows:
+    return [
+        (
+            f"calls/s, {fig['calls']:,} calls on {fig['workers']} workers",
+            f"guarded {fig['calls_per_s']}, bare tools {fig['baseline_bare_tools']['calls_per_s']}",
+        ),
+        ("duplicates written", _f(fig["duplicates_written"])),
+        ("audit records equal calls", _f(fig["audit_equals_calls"])),
+        ("gated calls executed without approval", _f(fig["gated_executed_without_approval"])),
+    ]
+
+
+def _mcp_rows(fig: dict[str, Any]) -> Rows:
+    return [
+        (
+            f"`{r['tool']}` p50 / p95 ({r['repeat']} calls)",
+            f"MCP {fig.get('transport', 'stdio')} {r['mcp_stdio']['p50_ms']:.1f} / "
+            f"{r['mcp_stdio']['p95_ms']:.1f} ms, in process {r['in_process']['p50_ms']:.1f} / "
+            f"{r['in_process']['p95_ms']:.1f} ms (+{r['p50_overhead_ms']:.1f} ms)",
+        )
+        for r in fig["results"]
+    ]
+
+
+def _overhead_rows(fig: dict[str, Any]) -> Rows:
+    return [
+        (
+            f"{r['workload']} median",
+            f"bare {r['raw_median_ms']:.3f} ms, guarded {r['guarded_median_ms']:.3f} ms "
+            f"(x{r['median_ratio']:.2f}, +{r['overhead_us_median']:.0f} µs)",
+        )
+        for r in fig["results"]
+    ]
+
+
+def _generic_rows(fig: dict[str, Any]) -> Rows:
+    """The figures' top-level numbers, for a benchmark without rows of its own here."""
+    return [
+        (key, _f(value))
+        for key, value in fig.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    ][:12]
+
+
+HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
+    "tool_retrieval": _retrieval_rows,
+    "tool_tokens": _tokens_rows,
+    "guard_load": _guard_load_rows,
+    "mcp_latency": _mcp_rows,
+    "tool_overhead": _overhead_rows,
+}
+
+
+def headline_rows(record: dict[str, Any]) -> Rows:
+    name = record["name"]
+    for prefix in sorted(HEADLINES, key=len, reverse=True):
+        if name == prefix or name.startswith(prefix + "_"):
+            try:
+                return HEADLINES[prefix](record["figures"])
+            except (KeyError, TypeError):
+                break
+    return _generic_rows(record["figures"])
+
+
+# --- docs/benchmarks.md --------------------------------------------------------------------------
+def _machine(m: dict[str, Any]) -> str:
+    parts = [f"{m.get('cores')} cores", str(m.get("cpu") or "unknown CPU")]
+    parts.append(f"load {m['load_1m']}" if m.get("load_1m") is not None else "load unknown")
+    parts.append(f"GPU {m['gpu']}" if m.get("gpu") else "no GPU")
+    if m.get("platform"):
+        parts.append(str(m["platform"]))
+    return ", ".join(parts)
+
+
+def _commit(record: dict[str, Any]) -> str:
+    commit = record.get("commit") or "unknown"
+    return f"`{commit}`" + (" (with uncommitted changes)" if record.get("dirty") else "")
+
+
+def docs_section(record: dict[str, Any]) -> str:
+    name = record["name"]
+    lines = [f"### {name}", "", "| figure | value |", "|---|---|"]
+    lines += [f"| {label} | {value} |" for label, value in headline_rows(record)]
+    lines += [
+        "",
+        f"- command: `{record['command']}` ({record['seconds']} s)",
+        f"- commit {_commit(record)}, {record['date']}",
+        f"- machine: {_machine(record['machine'])}",
+        f"- result file: [benchmarks/results/{name}.json](../benchmarks/results/{name}.json)",
+    ]
+    return "\n".join(lines)
+
+
+def render_docs(records: list[dict[str, Any]]) -> str:
+    if not records:
+        return "No result files yet: run a benchmark (`python -m benchmarks.<name>`)."
+    return "\n\n".join(docs_section(r) for r in records)
+
+
+# --- README.md at a glance -----------------------------------------------------------------------
+def _link(value: str, name: str) -> str:
+    return f"[{value}](benchmarks/results/{name}.json)"
+
+
+def glance_rows(by_name: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """(what, toolrag, baseline) rows from the full runs' files that exist."""
+    rows: list[tuple[str, str, str]] = []
+    if "tool_retrieval" in by_name:
+        fig = by_name["tool_retrieval"]["figures"]
+        single = _by_strategy(fig["results"])
+        multi = _by_strategy(fig.get("results_multi_tool") or [])
+        ours = next(
+            (s for s in ("best+requests+translated", "best+requests", "best") if s in single),
+            None,
+        )
+
+        def cell(rows: dict[str, dict[str, Any]], strategy: str, key: str) -> str:
+            if strategy not in rows:
+                return ""
+            label = STRATEGY_LABELS.get(strategy, strategy)
+            return _link(f"{rows[strategy][key]:.4f}", "tool_retrieval") + f" ({label})"
+
+        base = [s for s in ("objectindex-default", "bm25") if s in single]
+        n = single[ours]["n_queries"] if ours else 0
+        if ours:
+            for key, what in (("recall@5", "R@5"), ("recall@1", "R@1")):
+                rows.append(
+                    (
+                        f"BFCL tool retrieval, {n:,} single-call questions: {what}",
+                        cell(single, ours, key),
+                        "; ".join(cell(single, s, key) for s in base),
+                    )
+                )
+            multi_ours = "best+requests" if "best+requests" in multi else "best"
+            if multi_ours in multi:
+                rows.append(
+                    (
+                        f"BFCL, {multi[multi_ours]['n_queries']} multi-tool requests: R@5",
+                        cell(multi, multi_ours, "recall@5"),
+                        "; ".join(cell(multi, s, "recall@5") for s in base if s in multi),
+                    )
+                )
+    if "tool_tokens" in by_name:
+        for r in sorted(by_name["tool_tokens"]["figures"]["results"], key=lambda r: -r["pool"]):
+            rows.append(
+                (
+                    f"prompt tokens of one agent step, {r['pool']} tools (median)",
+                    _link(f"{r['retrieved_median_tokens']:,.0f}", "tool_tokens")
+                    + f" (top {r['k']} retrieved, "
+                    + _link(f"{r['reduction']:.1%}", "tool_tokens")
+                    + " fewer)",
+                    _link(f"{r['all_tools_median_tokens']:,.0f}", "tool_tokens") + " (all tools)",
+                )
+            )
+    if "tool_overhead" in by_name:
+        for r in by_name["tool_overhead"]["figures"]["results"]:
+            if r["workload"] == "chinook-warm":
+                rows.append(
+                    (
+                        "guard overhead, `run_sql` on Chinook (warm), median per call",
+                        _link(f"{r['guarded_median_ms']:.3f} ms", "tool_overhead")
+                        + " guarded (+"
+                        + _link(f"{r['overhead_us_median']:.0f} µs", "tool_overhead")
+                        + ")",
+                        _link(f"{r['raw_median_ms']:.3f} ms", "tool_overhead") + " bare driver",
+                    )
+                )
+    if "guard_load" in by_name:
+        fig = by_name["guard_load"]["figures"]
+        rows.append(
+            (
+                f"guard under load, {fig['calls']:,} mixed calls on {fig['workers']} workers",
+                _link(f"{fig['calls_per_s']} calls/s", "guard_load")
+                + ", "
+                + _link(f"{fig['duplicates_written']} duplicates", "guard_load"),
+                _link(f"{fig['baseline_bare_tools']['calls_per_s']} calls/s", "guard_load")
+                + " bare tools",
+            )
+        )
+    if "mcp_latency" in by_name:
+        fig = by_name["mcp_latency"]["figures"]
+        for r in fig["results"]:
+            if r["tool"] == "run_sql":
+                rows.append(
+                    (
+                        f"`tools/call` `run_sql` over MCP {fig.get('transport', 'stdio')}, p50",
+                        _link(f"{r['mcp_stdio']['p50_ms']:.1f} ms", "mcp_latency"),
+                        _link(f"{r['in_process']['p50_ms']:.1f} ms", "mcp_latency") + " in process",
+                    )
+                )
+    return rows[:GLANCE_ROWS]
+
+
+def render_glance(records: list[dict[str, Any]]) -> str:
+    rows = glance_rows({r["name"]: r for r in records})
+    if not rows:
+        return "No result files yet: run a benchmark (`python -m benchmarks.<name>`)."
+    lines = ["| what | toolrag | baseline |", "|---|---|---|"]
+    lines += [f"| {what} | {ours} | {base} |" for what, ours, base in rows]
+    lines += ["", "Every figure links to its result file; details in [docs/benchmarks.md]"]
+    lines[-1] += "(docs/benchmarks.md)."
+    return "\n".join(lines)
+
+
+# --- markers -------------------------------------------------------------------------------------
+def replace_between(path: Path, marker: str, body: str) -> tuple[str, str]:
+    """The file's text and its text with what lies between ``<!-- marker:start -->`` and
+    ``<!-- marker:end -->`` replaced by ``body``."""
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+    if not path.exists():
+        raise MarkerError(f"{path.relative_to(REPO)}: file not found (needs {start} ... {end})")
+    text = path.read_text()
+    for m in (start, end):
+        if text.count(m) != 1:
+            found = "missing" if m not in text else "found more than once"
+            raise MarkerError(f"{path.relative_to(REPO)}: marker {m} {found}")
+    head, rest = text.split(start)
+    if end in head:
+        raise MarkerError(f"{path.relative_to(REPO)}: marker {end} comes before {start}")
+    tail = rest.split(end)[1]
+    return text, f"{head}{start}\n{body}\n{end}{tail}"
+
+
+def load_records() -> list[dict[str, Any]]:
+    records = []
+    for path in sorted(RESULTS.glob("*.json")):
+        record = json.loads(path.read_text())
+        record.setdefault("name", path.stem)
+        records.append(record)
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--check", action="store_true", help="Write nothing; exit 1 if a file is not up to date."
+    )
+    args = parser.parse_args(argv)
+    records = load_records()
+    targets = ((DOCS, "results", render_docs(records)), (README, "glance", render_glance(records)))
+    try:
+        planned = [(path, *replace_between(path, marker, body)) for path, marker, body in targets]
+    except MarkerError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    stale = [path for path, old, new in planned if old != new]
+    if args.check:
+        for path in stale:
+            print(f"{path.relative_to(REPO)} is not up to date: run scripts/render_benchmarks.py")
+        return 1 if stale else 0
+    for path, _, new in planned:
+        if path in stale:
+            path.write_text(new)
+            print(f"rendered {path.relative_to(REPO)}")
+    print(f"{len(records)} result files; {len(stale)} file(s) changed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
