@@ -29,12 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.results import result_name, write_result
-from toolrag import Toolbox
-from toolrag.batch.run import load_batch_questions, read_records
-from toolrag.models.llms import resolve_provider
-from toolrag.sample.field_api import running_server
-from toolrag.settings import load_settings
-from toolrag.stats import percentile
+from toolrag import Toolbox, load_settings
+from toolrag.batch import load_batch_questions, read_records
+from toolrag.evaluation import percentile
+from toolrag.models import resolve_provider
+from toolrag.sample import running_server
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from benchmarks.datasets import bfcl
 from benchmarks.results import write_result
-from toolrag.cards.card import load_tool_list
-from toolrag.evaluation.route_eval import stub_tools
-from toolrag.guard.grounding.values import ungrounded_values
+from toolrag.cards import load_tool_list
+from toolrag.evaluation import stub_tools
+from toolrag.guard.grounding import ungrounded_values
 from toolrag.routing import RouteDecision, ToolCallSpec
 
 ROOT = Path(__file__).resolve().parents[1]

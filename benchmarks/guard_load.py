@@ -39,14 +39,12 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks.results import result_name, write_result
-from toolrag.cards.card import ToolCard
-from toolrag.cards.openapi import load_document
+from toolrag.cards import ToolCard, load_document
 from toolrag.guard import ApprovalRequest, AuditLog, IdempotencyStore, ToolGuard
-from toolrag.sample.field_api import running_server
-from toolrag.tools.rest.spec import OpenAPIToolSpec, load_rest_configs
-from toolrag.tools.result import ToolResult
-from toolrag.tools.sql.seed import build_sqlite
-from toolrag.tools.sql.spec import SQLSpecConfig, SQLToolSpec
+from toolrag.sample import running_server
+from toolrag.tools import ToolResult
+from toolrag.tools.rest import OpenAPIToolSpec, load_rest_configs
+from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec, build_sqlite
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,9 +21,8 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks.results import result_name, write_result
-from toolrag import Settings, Toolbox
-from toolrag.batch.questions import load_questions
-from toolrag.content.loaders import LOADERS
+from toolrag import Settings, Toolbox, load_questions
+from toolrag.content import LOADERS
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOL_OF = {

@@ -26,10 +26,9 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from benchmarks.results import result_name, write_result
-from toolrag.sample.field_api import running_server
-from toolrag.settings import Settings
-from toolrag.toolbox import Toolbox
-from toolrag.tools.sql.seed import build_sqlite
+from toolrag import Settings, Toolbox
+from toolrag.sample import running_server
+from toolrag.tools.sql import build_sqlite
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLS: list[tuple[str, dict[str, Any]]] = [

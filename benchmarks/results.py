@@ -61,7 +61,8 @@ def result_name(name: str, **partial: Any) -> str:
     ``result_name("tool_retrieval", limit=400)`` is ``tool_retrieval_limit400``, so a partial
     run never overwrites the full run's file. A run with another embedding model than the
     default is named for it too."""
-    from toolrag.settings import DEFAULT_EMBED_MODEL, Settings
+    from toolrag import Settings
+    from toolrag.models import DEFAULT_EMBED_MODEL
 
     parts = [name]
     for key, value in partial.items():

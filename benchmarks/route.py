@@ -50,8 +50,8 @@ from rich.table import Table
 from benchmarks.datasets import bfcl
 from benchmarks.results import result_name, write_result
 from toolrag import Settings, Toolbox
-from toolrag.cards.card import ToolCard, card_from_dict
-from toolrag.evaluation.route_eval import (
+from toolrag.cards import ToolCard, card_from_dict
+from toolrag.evaluation import (
     RouteQuery,
     RouteReport,
     examples_from_queries,
@@ -59,8 +59,7 @@ from toolrag.evaluation.route_eval import (
     run_route_eval,
     save_heatmap,
 )
-from toolrag.routing import Example, ToolCallSpec
-from toolrag.routing.router import ExampleMode
+from toolrag.routing import Example, ExampleMode, ToolCallSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES: list[ExampleMode] = ["none", "static", "dynamic"]

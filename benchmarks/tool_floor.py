@@ -48,11 +48,10 @@ from rich.table import Table
 from benchmarks.datasets import bfcl
 from benchmarks.results import result_name, write_result
 from toolrag import Settings
-from toolrag.cards.card import load_tool_list
-from toolrag.cards.synthetic import SyntheticQueries
-from toolrag.evaluation.baselines import plain_objectindex
-from toolrag.models.embeddings import embedding_name, make_embedding
-from toolrag.retrieval.index import ToolIndex
+from toolrag.cards import SyntheticQueries, load_tool_list
+from toolrag.evaluation import plain_objectindex
+from toolrag.models import embedding_name, make_embedding
+from toolrag.retrieval import ToolIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOORS = [round(0.1 + 0.05 * i, 2) for i in range(13)]

@@ -40,9 +40,8 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks.results import result_name, write_result
-from toolrag.batch.questions import load_questions
-from toolrag.tools.sql.seed import build_sqlite
-from toolrag.tools.sql.spec import SQLSpecConfig, SQLToolSpec
+from toolrag import load_questions
+from toolrag.tools.sql import SQLSpecConfig, SQLToolSpec, build_sqlite
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = 1.3
@@ -128,9 +127,9 @@ def sql_postgres(url: str, queries: list[str], repeat: int, cache: str) -> dict[
 
 
 def rest(repeat: int) -> dict[str, Any]:
-    from toolrag.cards.openapi import load_document
-    from toolrag.sample.field_api import running_server
-    from toolrag.tools.rest.spec import OpenAPIToolSpec, RestAPIConfig
+    from toolrag.cards import load_document
+    from toolrag.sample import running_server
+    from toolrag.tools.rest import OpenAPIToolSpec, RestAPIConfig
 
     doc = load_document(ROOT / "toolspecs" / "construction_api.openapi.json")
     calls: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
@@ -164,7 +163,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "tool_overhead.json")
     args = parser.parse_args()
 
-    from toolrag.sample.chinook import build_chinook_sqlite
+    from toolrag.sample import build_chinook_sqlite
 
     results = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -37,18 +37,17 @@ from benchmarks.datasets import bfcl
 from benchmarks.datasets.evalfiles import print_reports
 from benchmarks.results import result_name, write_result
 from toolrag import Settings
-from toolrag.cards.card import load_tool_list
-from toolrag.cards.synthetic import SyntheticQueries
-from toolrag.evaluation.retrieval import (
+from toolrag.cards import SyntheticQueries, load_tool_list
+from toolrag.evaluation import (
+    STRATEGIES,
     RetrievalQuery,
     RetrievalReport,
     evaluate,
     load_queries,
+    run_tool_evals,
 )
-from toolrag.evaluation.tools_eval import STRATEGIES, run_tool_evals
-from toolrag.models.embeddings import embedding_name, make_embedding
-from toolrag.retrieval.index import ToolIndex
-from toolrag.retrieval.translation import QueryTranslator, needs_translation
+from toolrag.models import embedding_name, make_embedding
+from toolrag.retrieval import QueryTranslator, ToolIndex, needs_translation
 
 ROOT = Path(__file__).resolve().parents[1]
 # the record of LLM-written requests the committed result uses
@@ -66,7 +65,7 @@ def translated_run(
     the JSON says about the translations."""
     llm = None
     if args.translate_live:
-        from toolrag.models.llms import make_llm
+        from toolrag.models import make_llm
 
         llm = make_llm(Settings())
     translator = QueryTranslator(args.translations, llm)

@@ -42,12 +42,10 @@ from benchmarks.datasets import bfcl, nestful
 from benchmarks.datasets.evalfiles import QUALITY, print_reports
 from benchmarks.results import result_name, write_result
 from toolrag import Settings
-from toolrag.cards.card import ToolCard, load_tool_list
-from toolrag.cards.synthetic import SyntheticQueries
-from toolrag.evaluation.retrieval import RetrievalQuery, evaluate, load_queries
-from toolrag.evaluation.tools_eval import STRATEGIES, searcher
-from toolrag.models.embeddings import embedding_name, make_embedding
-from toolrag.retrieval.index import Stages, ToolIndex
+from toolrag.cards import SyntheticQueries, ToolCard, load_tool_list
+from toolrag.evaluation import STRATEGIES, RetrievalQuery, evaluate, load_queries, searcher
+from toolrag.models import embedding_name, make_embedding
+from toolrag.retrieval import Stages, ToolIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -33,11 +33,10 @@ from benchmarks.datasets import bfcl
 from benchmarks.datasets.openapi_directory import DIRECTORY, SEED, distractors
 from benchmarks.results import result_name, write_result
 from toolrag import Settings
-from toolrag.cards.card import ToolCard, load_tool_list
-from toolrag.evaluation.baselines import objectindex_default
-from toolrag.evaluation.retrieval import RetrievalQuery, evaluate, load_queries
-from toolrag.models.embeddings import embedding_name, make_embedding
-from toolrag.retrieval.index import ToolIndex
+from toolrag.cards import ToolCard, load_tool_list
+from toolrag.evaluation import RetrievalQuery, evaluate, load_queries, objectindex_default
+from toolrag.models import embedding_name, make_embedding
+from toolrag.retrieval import ToolIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 # the nested pools' table in --index-dir (bm25_weight.py reopens it)

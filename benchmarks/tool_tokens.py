@@ -28,15 +28,13 @@ from rich.table import Table
 
 from benchmarks.datasets import bfcl
 from benchmarks.results import result_name, write_result
-from toolrag import Settings, Toolbox
-from toolrag.agent.loop import SYSTEM_PROMPT
-from toolrag.batch.questions import load_questions
-from toolrag.cards.card import ToolCard, cards_from_tools, load_tool_list
-from toolrag.evaluation.baselines import _schema_model
-from toolrag.models.llms import chatml_messages_to_prompt
-from toolrag.models.local import require_model
-from toolrag.retrieval.index import ToolIndex
-from toolrag.tools.prompting import CompactReActFormatter
+from toolrag import Settings, Toolbox, load_questions
+from toolrag.agent import SYSTEM_PROMPT
+from toolrag.cards import ToolCard, cards_from_tools, load_tool_list
+from toolrag.evaluation import schema_model
+from toolrag.models import chatml_messages_to_prompt, require_model
+from toolrag.retrieval import ToolIndex
+from toolrag.tools import CompactReActFormatter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +43,7 @@ def as_tool(card: ToolCard) -> FunctionTool:
     return FunctionTool(
         fn=lambda **kw: None,
         metadata=ToolMetadata(
-            name=card.name, description=card.description, fn_schema=_schema_model(card)
+            name=card.name, description=card.description, fn_schema=schema_model(card)
         ),
     )
 

@@ -5,7 +5,7 @@
   ``<!-- results:end -->`` becomes one section per result file (its headline figures, command,
   commit, date, machine and a link to the file);
 - ``README.md``: what lies between ``<!-- glance:start -->`` and ``<!-- glance:end -->`` becomes
-  the "at a glance" table (at most 8 rows), every figure linked to its result file.
+  the "at a glance" table (at most 10 rows), every figure linked to its result file.
 
     .venv/bin/python scripts/render_benchmarks.py [--check]
 
@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 DOCS = REPO / "docs" / "benchmarks.md"
 README = REPO / "README.md"
-GLANCE_ROWS = 8
+GLANCE_ROWS = 10
 
 Rows = list[tuple[str, str]]
 
@@ -120,6 +120,42 @@ def _overhead_rows(fig: dict[str, Any]) -> Rows:
     ]
 
 
+def _demo_rows(fig: dict[str, Any]) -> Rows:
+    return [
+        ("answers strictly matched", f"{fig['matched']} of {fig['n']}"),
+        ("expected tool called", f"{fig['tool_ok']} of {fig['n']}"),
+        ("median seconds per question", _f(fig.get("median_seconds"), 1)),
+    ]
+
+
+def _gate_rows(fig: dict[str, Any]) -> Rows:
+    chosen = fig["chosen"]
+    picked = f"{chosen['gate']} ({chosen['requests']} requests, keeps {chosen['kept']})"
+    rows: Rows = [("gate chosen from written requests", picked)]
+    for name, data in fig["sets"].items():
+        for label in ("none", "auto"):
+            g = data["gates"][label]
+            rows.append((
+                f"{name}: gate {label}",
+                f"keeps tools for {_f(g['keep_tools'])} of {data['answerable']}, empties "
+                f"{_f(g['no_tool_emptied'])} of {data['no_tool']} no-tool questions",
+            ))  # fmt: skip
+    return rows
+
+
+def _agent_rows(fig: dict[str, Any]) -> Rows:
+    rows: Rows = []
+    for qset, per_setup in (fig.get("results_by_set") or {"all": fig["results"]}).items():
+        for setup, r in per_setup.items():
+            rows.append((
+                f"{qset}: {setup} ({r['n']} questions)",
+                f"answer {_f(r['answer_accuracy'], 3)}, tool {_f(r['tool_accuracy'], 3)}, "
+                f"no-tool {_f(r.get('no_tool_accuracy'), 3)}, multi-tool "
+                f"{_f(r.get('multi_tool_coverage'), 3)}, p50 {_f(r['seconds_median'], 1)} s",
+            ))  # fmt: skip
+    return rows
+
+
 def _generic_rows(fig: dict[str, Any]) -> Rows:
     """The figures' top-level numbers, for a benchmark without rows of its own here."""
     return [
@@ -130,6 +166,9 @@ def _generic_rows(fig: dict[str, Any]) -> Rows:
 
 
 HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
+    "demo": _demo_rows,
+    "gate_auto": _gate_rows,
+    "agent": _agent_rows,
     "tool_retrieval": _retrieval_rows,
     "tool_tokens": _tokens_rows,
     "guard_load": _guard_load_rows,
@@ -192,6 +231,20 @@ def _link(value: str, name: str) -> str:
 def glance_rows(by_name: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
     """(what, toolrag, baseline) rows from the full runs' files that exist."""
     rows: list[tuple[str, str, str]] = []
+    agent = next((by_name[n] for n in sorted(by_name) if n.startswith("agent_sets")), None)
+    agent = by_name.get("agent", agent)
+    if agent is not None:
+        fig, name = agent["figures"], agent["name"]
+        for qset, per_setup in (fig.get("results_by_set") or {}).items():
+            ours = per_setup.get("toolrag")
+            if ours is None:
+                continue
+            base = [(s, per_setup[s]) for s in ("all_tools", "objectindex") if s in per_setup]
+            rows.append((
+                f"agent, {qset} questions ({ours['n']}): strict answer accuracy",
+                _link(_f(ours["answer_accuracy"], 3), name) + " (toolrag defaults)",
+                "; ".join(_link(_f(r["answer_accuracy"], 3), name) + f" ({s})" for s, r in base),
+            ))  # fmt: skip
     if "tool_retrieval" in by_name:
         fig = by_name["tool_retrieval"]["figures"]
         single = _by_strategy(fig["results"])

@@ -35,19 +35,17 @@ from benchmarks.datasets.openapi_directory import SEED, distractors
 from benchmarks.tool_retrieval_nestful import pools
 from benchmarks.tool_scale import TABLE
 from toolrag import Settings
-from toolrag.cards.card import ToolCard, load_tool_list
-from toolrag.cards.synthetic import SyntheticQueries
-from toolrag.evaluation.retrieval import RetrievalQuery, evaluate, load_queries
-from toolrag.models.embeddings import make_embedding
-from toolrag.retrieval import index as toolindex
-from toolrag.retrieval.index import ToolIndex
+from toolrag.cards import SyntheticQueries, ToolCard, load_tool_list
+from toolrag.evaluation import RetrievalQuery, evaluate, load_queries
+from toolrag.models import make_embedding
+from toolrag.retrieval import ToolIndex, blend
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "benchmarks" / "records"
 
 
 def _fixed(weight: float) -> Callable[..., tuple[dict[str, float], dict[str, float]]]:
-    """:func:`toolrag.retrieval.index.blend` at BM25 ``weight``, the weight passed in ignored."""
+    """:func:`toolrag.retrieval.blend` at BM25 ``weight``, the weight passed in ignored."""
 
     def fuse(
         index: ToolIndex,
@@ -57,7 +55,7 @@ def _fixed(weight: float) -> Callable[..., tuple[dict[str, float], dict[str, flo
         embedding: Any = None,
         include: Sequence[str] = (),
     ) -> tuple[dict[str, float], dict[str, float]]:
-        return toolindex.blend(index, query, pool, weight, embedding, include)
+        return blend(index, query, pool, weight, embedding, include)
 
     return fuse
 

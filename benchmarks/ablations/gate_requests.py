@@ -39,14 +39,19 @@ from rich.table import Table
 
 from benchmarks.datasets import bfcl, nestful
 from toolrag import Settings
-from toolrag.cards.card import ToolCard, load_tool_list
-from toolrag.cards.synthetic import SyntheticQueries
-from toolrag.evaluation.cuts import choose, cut_grid, rank_queries, score_cut
-from toolrag.evaluation.held_requests import rank_written_requests
-from toolrag.evaluation.retrieval import RetrievalQuery, load_queries
-from toolrag.evaluation.tools_eval import scored_searcher
-from toolrag.models.embeddings import make_embedding
-from toolrag.retrieval.index import ToolIndex, dense_scores
+from toolrag.cards import SyntheticQueries, ToolCard, load_tool_list
+from toolrag.evaluation import (
+    RetrievalQuery,
+    choose,
+    cut_grid,
+    load_queries,
+    rank_queries,
+    rank_written_requests,
+    score_cut,
+    scored_searcher,
+)
+from toolrag.models import make_embedding
+from toolrag.retrieval import ToolIndex, dense_scores
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "benchmarks" / "records"

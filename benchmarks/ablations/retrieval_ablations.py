@@ -84,23 +84,24 @@ import numpy as np
 
 from benchmarks.datasets import bfcl
 from toolrag import Settings
-from toolrag.cards.card import ToolCard, load_tool_list, split_name
-from toolrag.cards.synthetic import SyntheticQueries
-from toolrag.evaluation.retrieval import evaluate, load_queries
-from toolrag.models.embeddings import embed_model_path, embedding_name, make_embedding
-from toolrag.rank_fusion import reciprocal_rank_fusion
-from toolrag.retrieval import index as toolindex
-from toolrag.retrieval.adapter import QueryAdapter, fit_query_adapter
-from toolrag.retrieval.index import (
+from toolrag.cards import SyntheticQueries, ToolCard, load_tool_list, split_name
+from toolrag.evaluation import evaluate, load_queries
+from toolrag.models import embed_model_path, embedding_name, make_embedding
+from toolrag.retrieval import (
     HUB_K,
     HUB_WEIGHT,
     REQUEST_WEIGHT,
+    QueryAdapter,
+    QueryTranslator,
     Stages,
     ToolIndex,
     bm25_scores,
+    fit_query_adapter,
+    rank_order,
+    reciprocal_rank_fusion,
+    split_steps,
+    sub_queries,
 )
-from toolrag.retrieval.steps import split_steps, sub_queries
-from toolrag.retrieval.translation import QueryTranslator
 
 ROOT = Path(__file__).resolve().parents[2]
 POOL = 30
@@ -354,7 +355,7 @@ def _filtered_cover(keep: StepFilter) -> Callable[..., list[tuple[str, float]]]:
         for part_scores, part_sims in steps:
             if not part_scores:
                 continue
-            tid, score = min(part_scores.items(), key=toolindex._rank_order)
+            tid, score = min(part_scores.items(), key=rank_order)
             if tid not in (t for t, _, _ in tops):
                 tops.append((tid, score, part_sims.get(tid, -1.0)))
         if not tops:
@@ -404,21 +405,17 @@ def steps(bench: Bench) -> dict[str, Any]:
         with bench.staged(cover=_filtered_cover(keep)):
             for name in bench.sets:
                 result[name][label] = bench.best(name)
-    marked = toolindex.split_steps
 
     # every split request scored by its best step, not only those marked with sequence words
     def every_split(query: str, min_words: int = 3) -> tuple[list[str], bool]:
-        parts = marked(query, min_words)[0]
+        parts = split_steps(query, min_words)[0]
         return parts, bool(parts)
 
-    toolindex.split_steps = every_split
-    try:
+    with bench.staged(split=every_split):
         for name in bench.sets:
             result[name]["best step for every split request"] = bench.best(name)
-    finally:
-        toolindex.split_steps = marked
     result["single_queries_split"] = sum(bool(sub_queries(q.query)) for q in bench.sets["single"])
-    result["single_queries_marked"] = sum(marked(q.query)[1] for q in bench.sets["single"])
+    result["single_queries_marked"] = sum(split_steps(q.query)[1] for q in bench.sets["single"])
     return result
 
 
@@ -673,7 +670,7 @@ def _write_intents(found: dict[str, bool], n: int, seed: int = 0) -> None:
     ``INTENTS`` lacks."""
     import random
 
-    from toolrag.models.llms import make_llm
+    from toolrag.models import make_llm
 
     recorded = {json.loads(line)["query"] for line in INTENTS.read_text().splitlines()}
     rng = random.Random(seed)

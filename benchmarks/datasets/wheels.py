@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from toolrag.settings import Settings
+from toolrag import Settings
 
 
 def fetch_wheel(package: str, version: str, folder: str | None = None) -> Path:

@@ -1,8 +1,10 @@
 -- Seed data for the Granite Ridge Builders sample domain (toolrag).
 -- Generated from data/domain.yaml; all values are fictional. Dates are ISO 'YYYY-MM-DD' text.
 -- Dialect: SQLite; also intended to load in PostgreSQL (no SQLite-only functions or AUTOINCREMENT).
--- Data is as of 2025-12-15 (actual costs and invoices are dated on or before that day);
--- change orders and RFIs are copied verbatim from domain.yaml, including later-dated ones.
+-- Data is as of 2025-12-15: everything is dated on or before that day except invoice due dates;
+-- projects, change orders and RFIs are copied verbatim from domain.yaml.
+-- projects.substantial_completion is the original contract date (domain.yaml keeps the date
+-- revised by approved change orders as revised_substantial_completion).
 
 DROP TABLE IF EXISTS rfis;
 DROP TABLE IF EXISTS change_orders;
@@ -41,7 +43,9 @@ CREATE TABLE vendors (
     city         TEXT NOT NULL
 );
 
--- subcontracts: executed subcontracts and supply agreements per project and vendor.
+-- subcontracts: executed subcontracts and supply agreements per project and vendor. A bid not yet
+-- awarded has none (Redstone Roofing's GRB-108 roofing bid: the budget carries its 07-5000 line).
+-- contract_amount includes executed subcontract changes (SC-104-03; SC-107-01: more basalt).
 CREATE TABLE subcontracts (
     subcontract_id  TEXT PRIMARY KEY,
     project_code    TEXT NOT NULL REFERENCES projects(code),
@@ -119,7 +123,7 @@ INSERT INTO projects (code, name, client, architect, location, project_type, con
     ('GRB-108', 'Millbrook Transit Center', 'Millbrook Regional Transit', 'Stonegate Architecture', '600 Depot Street, Millbrook, OR', 'transit hub, canopy and 1-story terminal, 9,800 sq ft', 'lump sum', 5640000.00, '2025-09-08', '2026-09-25', 'Daniel Okafor', 'Marcus Webb', 'active'),
     ('GRB-109', 'Pinecrest Senior Living', 'Pinecrest Care Communities', 'Vantage Partners Architecture', '4400 Pinecrest Boulevard, Eugene, OR', 'assisted living, 3 stories, 72 units', 'GMP', 21300000.00, '2025-02-10', '2026-07-31', 'Maya Chen', 'Elena Morales', 'active'),
     ('GRB-110', 'Westbrook Community Pool', 'Westbrook Parks & Recreation', 'Brightwater Design Studio', '77 Park Loop, Westbrook, OR', 'aquatic center, 1 story, 14,000 sq ft', 'lump sum', 8150000.00, '2025-10-06', '2026-11-20', 'Sofia Reyes', 'Tom Baxter', 'active'),
-    ('GRB-111', 'Foundry Street Office Tower', 'Foundry Street Ventures LLC', 'Hollis & Crane Architects', '220 Foundry Street, Portland, OR', 'office, 12 stories, 185,000 sq ft', 'GMP', 61500000.00, '2025-11-03', '2027-10-29', 'Daniel Okafor', 'Gus Lindqvist', 'preconstruction'),
+    ('GRB-111', 'Foundry Street Office Tower', 'Foundry Street Ventures LLC', 'Hollis & Crane Architects', '220 Foundry Street, Portland, OR', 'office, 12 stories, 185,000 sq ft', 'GMP', 61500000.00, '2025-11-03', '2027-10-29', 'Daniel Okafor', 'Gus Lindqvist', 'active'),
     ('GRB-112', 'Bayview Wastewater Treatment Upgrade', 'Bayview Utility District', 'Prairie Line Engineering', '1 Treatment Plant Road, Bayview, OR', 'utility upgrade, clarifiers and blower building', 'unit price', 12900000.00, '2025-07-14', '2026-10-30', 'Raj Patel', 'Marcus Webb', 'active');
 
 INSERT INTO vendors (vendor_id, name, trade, contact_name, phone, email, city) VALUES
@@ -152,7 +156,7 @@ INSERT INTO subcontracts (subcontract_id, project_code, vendor_id, scope, contra
     ('SC-103-05', 'GRB-103', 'V06', 'TPO roofing and roof walkway pads', 1299080.00, '2025-06-06', 10.00),
     ('SC-104-01', 'GRB-104', 'V04', 'Foundations, apparatus bay slab and site concrete', 1074060.00, '2025-01-17', 5.00),
     ('SC-104-02', 'GRB-104', 'V01', 'Structural steel, joists and metal deck', 891780.00, '2025-02-21', 5.00),
-    ('SC-104-03', 'GRB-104', 'V02', 'HVAC, vehicle exhaust extraction and plumbing', 1584290.00, '2025-04-14', 5.00),
+    ('SC-104-03', 'GRB-104', 'V02', 'HVAC, vehicle exhaust extraction and plumbing', 1614290.00, '2025-04-14', 5.00),
     ('SC-104-04', 'GRB-104', 'V06', 'Standing seam metal roofing', 467290.00, '2025-04-21', 5.00),
     ('SC-104-05', 'GRB-104', 'V03', 'Electrical, emergency generator and station alerting', 1133350.00, '2025-04-24', 5.00),
     ('SC-105-01', 'GRB-105', 'V04', 'Tilt-up wall panels, footings and warehouse slab', 7133900.00, '2025-04-18', 5.00),
@@ -165,7 +169,7 @@ INSERT INTO subcontracts (subcontract_id, project_code, vendor_id, scope, contra
     ('SC-106-03', 'GRB-106', 'V03', 'Electrical service upgrade and LED lighting', 717780.00, '2025-10-02', 5.00),
     ('SC-106-04', 'GRB-106', 'V09', 'Interior framing, gypsum board and ceilings', 774850.00, '2025-10-13', 5.00),
     ('SC-106-05', 'GRB-106', 'V06', 'Roof replacement and skylight flashing', 393870.00, '2025-10-31', 5.00),
-    ('SC-107-01', 'GRB-107', 'V07', 'Excavation, rock removal and site utilities', 1515420.00, '2025-05-30', 5.00),
+    ('SC-107-01', 'GRB-107', 'V07', 'Excavation, rock removal and site utilities', 1905420.00, '2025-05-30', 5.00),
     ('SC-107-02', 'GRB-107', 'V04', 'Foundations, podium and elevated concrete slabs', 4940590.00, '2025-07-07', 5.00),
     ('SC-107-03', 'GRB-107', 'V01', 'Structural steel frame and metal deck', 4626430.00, '2025-10-03', 5.00),
     ('SC-107-04', 'GRB-107', 'V03', 'Electrical distribution, lighting and low voltage', 5505360.00, '2025-11-27', 5.00),
@@ -255,7 +259,7 @@ INSERT INTO budgets (project_code, cost_code, category, budgeted_amount) VALUES
     ('GRB-108', '01-5000', 'Temporary facilities and controls', 189500.00),
     ('GRB-108', '03-3000', 'Cast-in-place concrete', 918750.00),
     ('GRB-108', '05-1200', 'Structural steel framing', 1188250.00),
-    ('GRB-108', '06-1000', 'Rough carpentry', 432500.00),
+    ('GRB-108', '07-5000', 'Roofing', 432500.00),
     ('GRB-108', '26-0000', 'Electrical', 1080750.00),
     ('GRB-108', '31-0000', 'Earthwork and sitework', 810500.00),
     ('GRB-109', '01-0000', 'General conditions', 2574250.00),
@@ -444,7 +448,7 @@ INSERT INTO actual_costs (cost_id, project_code, cost_code, vendor_id, cost_date
     (150, 'GRB-111', '31-0000', 'V07', '2025-12-05', 204874.00, 'Shoring and excavation progress billing #2 - Evergreen Earthworks'),
     (151, 'GRB-111', '03-3000', 'V04', '2025-12-10', 179343.00, 'Tower crane foundation progress billing #2 - Northfork Concrete Co.'),
     (152, 'GRB-111', '01-0000', NULL, '2025-12-12', 125399.00, 'General conditions - field staff, site office and insurance, period ending 2025-12-12'),
-    (153, 'GRB-112', '02-4100', 'V07', '2025-08-20', 252465.00, 'Clarifier No. 1 demolition progress billing #1 - Evergreen Earthworks'),
+    (153, 'GRB-112', '02-4100', 'V07', '2025-08-29', 252465.00, 'Clarifier No. 1 demolition progress billing #1 - Evergreen Earthworks'),
     (154, 'GRB-112', '31-0000', 'V07', '2025-09-08', 352079.00, 'Earthwork and sitework progress billing #1 - Evergreen Earthworks'),
     (155, 'GRB-112', '02-4100', 'V07', '2025-09-12', 239452.00, 'Clarifier No. 1 demolition progress billing #2 - Evergreen Earthworks'),
     (156, 'GRB-112', '01-0000', NULL, '2025-09-26', 287415.00, 'General conditions - field staff, site office and insurance, period ending 2025-09-26'),
@@ -546,16 +550,16 @@ INSERT INTO invoices (invoice_no, project_code, vendor_id, invoice_date, due_dat
 
 INSERT INTO change_orders (co_number, project_code, title, amount, days_added, status, co_date) VALUES
     ('CO-101-01', 'GRB-101', 'Added MRI room RF shielding', 186400.00, 12, 'approved', '2025-09-22'),
-    ('CO-101-02', 'GRB-101', 'Upgraded rooftop air handling unit AHU-2', 94250.00, 0, 'pending', '2026-01-14'),
+    ('CO-101-02', 'GRB-101', 'Upgraded rooftop air handling unit AHU-2', 94250.00, 0, 'pending', '2025-12-12'),
     ('CO-102-01', 'GRB-102', 'Unforeseen rock excavation at north footing', 57800.00, 6, 'approved', '2025-08-11'),
     ('CO-103-01', 'GRB-103', 'Additional balcony waterproofing membrane', 132600.00, 8, 'approved', '2025-04-02'),
     ('CO-103-02', 'GRB-103', 'Owner-requested EV charging conduits in garage', 78900.00, 0, 'approved', '2025-10-20'),
     ('CO-104-01', 'GRB-104', 'Apparatus bay door size increase', 41300.00, 5, 'approved', '2025-05-06'),
     ('CO-105-01', 'GRB-105', 'Added 12 dock levelers', 214000.00, 10, 'approved', '2025-07-29'),
     ('CO-106-01', 'GRB-106', 'Hazardous material abatement in east wing', 68750.00, 14, 'approved', '2025-09-30'),
-    ('CO-107-01', 'GRB-107', 'Pool deck structural reinforcement', 253900.00, 15, 'pending', '2026-02-03'),
+    ('CO-107-01', 'GRB-107', 'Pool deck structural reinforcement', 253900.00, 15, 'pending', '2025-12-12'),
     ('CO-109-01', 'GRB-109', 'Nurse call system upgrade', 119500.00, 0, 'approved', '2025-11-17'),
-    ('CO-110-01', 'GRB-110', 'Pool filtration equipment substitution', -22400.00, 0, 'approved', '2026-01-26'),
+    ('CO-110-01', 'GRB-110', 'Pool filtration equipment substitution', -22400.00, 0, 'approved', '2025-12-10'),
     ('CO-112-01', 'GRB-112', 'Replacement of corroded influent gate', 97600.00, 9, 'rejected', '2025-12-08');
 
 INSERT INTO rfis (rfi_number, project_code, subject, asked_by, addressed_to, asked_date, status, answer_date) VALUES
@@ -564,6 +568,6 @@ INSERT INTO rfis (rfi_number, project_code, subject, asked_by, addressed_to, ask
     ('RFI-102-006', 'GRB-102', 'Fire rating of corridor glazing', 'Elena Morales', 'Brightwater Design Studio', '2025-09-15', 'answered', '2025-09-23'),
     ('RFI-103-022', 'GRB-103', 'Balcony drain location at typical unit', 'Gus Lindqvist', 'Hollis & Crane Architects', '2025-03-18', 'answered', '2025-03-26'),
     ('RFI-105-009', 'GRB-105', 'Tilt-up panel embed spacing at dock doors', 'Marcus Webb', 'Prairie Line Engineering', '2025-06-12', 'answered', '2025-06-17'),
-    ('RFI-107-031', 'GRB-107', 'Pool deck slab reinforcing at level 6', 'Gus Lindqvist', 'Vantage Partners Architecture', '2026-01-12', 'open', NULL),
+    ('RFI-107-031', 'GRB-107', 'Pool deck slab reinforcing at level 6', 'Gus Lindqvist', 'Vantage Partners Architecture', '2025-11-24', 'open', NULL),
     ('RFI-108-004', 'GRB-108', 'Canopy column base plate anchor bolts', 'Marcus Webb', 'Stonegate Architecture', '2025-11-05', 'answered', '2025-11-14'),
     ('RFI-110-003', 'GRB-110', 'Pool gutter profile and tile layout', 'Tom Baxter', 'Brightwater Design Studio', '2025-12-02', 'open', NULL);

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -109,6 +109,12 @@ class Settings(BaseSettings):
             "of only SQL and REST tools."
         ),
     )
+    compute_tools: bool = Field(
+        True,
+        description="Add the compute tools (days_between, date_shift, compare_values, "
+        "calculate_share, sum_values: exact arithmetic over dates and figures the other tools "
+        "returned) to a toolbox that has any other tool.",
+    )
 
     # --- retrieval and agent -------------------------------------------------------------------
     top_k: int = Field(3, ge=1, le=50, description="Passages a content search returns.")
@@ -118,15 +124,29 @@ class Settings(BaseSettings):
         le=50,
         description="Tools retrieved per question (the router chooses among them).",
     )
-    tool_gate: float | None = Field(
-        None,
-        ge=-1.0,
-        le=1.0,
+    tool_gate: float | Literal["auto", "off"] | None = Field(
+        "auto",
         description="No tool fits a question when none of its retrieved tools' cosines reaches "
         "this (the agent then answers without tools); else all tool_top_k are offered. "
-        "None: always offer tools. Choose it on your own questions with "
-        "`toolrag eval tools --gate`.",
+        "auto: chosen when the tool index is built, from the pool's own written requests "
+        "(the highest cut that keeps tools for tool_gate_keep of them; no gate when the pool "
+        "has too few). off or None: always offer tools. A number: that cosine. Check it on "
+        "your own questions with `toolrag eval gate`.",
     )
+    tool_gate_keep: float = Field(
+        0.98,
+        gt=0.0,
+        le=1.0,
+        description="With tool_gate=auto: the share of written requests the gate keeps tools for.",
+    )
+
+    @field_validator("tool_gate")
+    @classmethod
+    def _gate_in_range(cls, value: float | str | None) -> float | str | None:
+        if isinstance(value, float) and not -1.0 <= value <= 1.0:
+            raise ValueError("tool_gate is a cosine: between -1 and 1, or auto, or off")
+        return value
+
     tool_floor: float | None = Field(
         None,
         ge=-1.0,

@@ -39,16 +39,19 @@ from toolrag.errors import IndexMissingError, InputError
 from toolrag.events import AgentEvent, listening
 from toolrag.guard import AuditLog, IdempotencyStore, ToolGuard
 from toolrag.guard.function_tools import RunState, guarded_tools, unknown_tool
+from toolrag.guard.grounding.filters import FilterValues, Vocabulary
 from toolrag.guard.policy import Approver, approve_all
 from toolrag.models.embeddings import make_embedding
 from toolrag.models.llms import make_llm
 from toolrag.retrieval.agent_retriever import make_tool_retriever
+from toolrag.retrieval.gate import GateChoice, choose_gate
 from toolrag.retrieval.index import ToolIndex
 from toolrag.retrieval.translation import QueryTranslator
 from toolrag.routing import ExampleStore, Router, RouteResult
 from toolrag.routing.feedback import DecisionLog
 from toolrag.routing.router import ExampleMode
 from toolrag.settings import Settings
+from toolrag.tools.compute import ComputeToolSpec
 from toolrag.tools.mcp_source import MCPSource, load_mcp_configs
 from toolrag.tools.rest.spec import OpenAPIToolSpec, load_rest_configs
 from toolrag.tools.result import ToolResult
@@ -158,8 +161,10 @@ class Toolbox:
             loader = LOADERS[ct](self.settings.data_dir)
             reports.append(self.indexes[ct].sync(loader, progress))
         self.database_status = self.build_database()
-        for cached in ("tool_index", "sql_spec"):  # re-read on next use
+        for cached in ("tool_index", "sql_spec", "gate"):  # re-read on next use
             self.__dict__.pop(cached, None)
+        if "guard" in self.__dict__:  # new projects or disciplines a question can name
+            self.guard.vocabulary = self.filter_vocabulary()
         return reports
 
     def build_database(self) -> str | None:
@@ -237,6 +242,8 @@ class Toolbox:
         for spec in self.rest_specs:
             tools += spec.to_tool_list()
         tools += self.mcp_tools[0]
+        if self.settings.compute_tools and tools:  # arithmetic over what the other tools read
+            tools += ComputeToolSpec().to_tool_list()
         return tools
 
     @cached_property
@@ -322,6 +329,22 @@ class Toolbox:
             approver=self.approver(),
             profile=self.settings.active_profile(),
             default_timeout_s=self.settings.tool_timeout_s,
+            vocabulary=self.filter_vocabulary(),
+        )
+
+    def filter_vocabulary(self) -> Vocabulary:
+        """The filter values a question can name, from the data: projects (code, name and
+        its distinctive word pairs) for every tool's ``project`` parameter, and the indexed
+        sheets' disciplines for ``search_blueprints``. Enum parameters need none."""
+        blueprints = self.indexes["blueprints"]
+        disciplines = (
+            blueprints.distinct("discipline")
+            if "blueprints" in self.content_types and blueprints.exists()
+            else []
+        )
+        return Vocabulary(
+            by_parameter={"project": FilterValues.of(self.catalog.aliases())},
+            by_tool={"search_blueprints": {"discipline": FilterValues.of(disciplines)}},
         )
 
     def approver(self) -> Approver | None:
@@ -352,8 +375,21 @@ class Toolbox:
             pinned=pinned,
             floor=self.settings.tool_floor,
             unknown=lambda name: unknown_tool(self.guard, name, run),
-            gate=self.settings.tool_gate,
+            gate=self.gate.gate,
         )
+
+    @cached_property
+    def gate(self) -> GateChoice:
+        """The "no tool fits" gate in use: ``tool_gate`` when it is a number, none when it
+        is off, and with ``auto`` the gate chosen from the tool index's written requests
+        (:func:`toolrag.retrieval.gate.choose_gate`)."""
+        setting = self.settings.tool_gate
+        keep = self.settings.tool_gate_keep
+        if setting is None or setting == "off":
+            return GateChoice(gate=None, keep=keep, requests=0, reason="tool_gate is off")
+        if setting != "auto":
+            return GateChoice(gate=float(setting), keep=keep, requests=0, reason="tool_gate")
+        return choose_gate(self.tool_index, keep=keep, k=self.settings.tool_top_k)
 
     # --- asking ---------------------------------------------------------------------------------
     def _check_question(self, question: str) -> str:

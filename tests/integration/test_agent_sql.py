@@ -175,6 +175,7 @@ def test_a_database_only_toolbox_needs_no_content_index(
         llm_provider="scripted",
         database_url=f"sqlite:///{construction_sqlite}",
         toolspecs_dir=specs,
+        compute_tools=False,  # the database alone (the compute tools join any other tool)
     )
     turns = [react("run_sql", {"sql": "SELECT COUNT(*) FROM projects"}), final("There are 12.")]
     tb = Toolbox(settings, llm=ScriptedLLM(turns))

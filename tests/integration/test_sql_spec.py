@@ -87,6 +87,30 @@ def test_row_cap_sets_truncated(tools: dict[str, FunctionTool]) -> None:
     assert full.data["rows"] == [[165]] and not full.truncated
 
 
+def test_run_sql_puts_names_next_to_ids(tools: dict[str, FunctionTool]) -> None:
+    """A vendor_id or project code in the result comes with the row's name (one lookup per
+    column, from the schema's foreign and primary keys); values already there stay as they are."""
+    result = call(
+        tools,
+        "run_sql",
+        sql="SELECT vendor_id, COUNT(*) AS n FROM invoices WHERE status = 'disputed' "
+        "GROUP BY vendor_id ORDER BY vendor_id",
+    )
+    assert result.success, result
+    assert result.data["columns"] == ["vendor_id", "n", "vendor_id_name"]
+    assert result.data["labels_added"] == ["vendor_id_name"]
+    joined = call(
+        tools,
+        "run_sql",
+        sql="SELECT i.vendor_id, COUNT(*) AS n, v.name FROM invoices i JOIN vendors v "
+        "ON v.vendor_id = i.vendor_id WHERE i.status = 'disputed' GROUP BY i.vendor_id, v.name "
+        "ORDER BY i.vendor_id",
+    )
+    assert result.data["rows"] == joined.data["rows"] and "labels_added" not in joined.data
+    code = call(tools, "run_sql", sql="SELECT code FROM projects WHERE code = 'GRB-105'")
+    assert code.data["rows"] == [["GRB-105", GRB_105]]
+
+
 def test_unknown_column_lists_the_real_columns(tools: dict[str, FunctionTool]) -> None:
     result = call(tools, "run_sql", sql="SELECT project_name FROM projects")
     assert result.error_code == ErrorCode.QUERY_ERROR

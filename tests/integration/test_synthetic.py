@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
+import yaml
 
 from toolrag import ScriptedLLM
 from toolrag.cards.card import ToolCard, load_tool_list
@@ -183,14 +185,28 @@ def test_the_toolbox_indexes_the_requests_written_for_its_tools(tmp_path: Path) 
     from ..conftest import DATA
 
     state, idx = tmp_path / "state", tmp_path / "idx"
-    settings = Settings(data_dir=DATA, index_dir=idx, state_dir=state, llm_provider="scripted")
+    # the sample's toolspecs without the requests it ships (toolspecs/cards/requests.yaml)
+    toolspecs = tmp_path / "toolspecs"
+    shutil.copytree(DATA.parent / "toolspecs", toolspecs)
+    shipped = yaml.safe_load((toolspecs / "cards" / "requests.yaml").read_text())
+    (toolspecs / "cards" / "requests.yaml").unlink()
+    settings = Settings(
+        data_dir=DATA, index_dir=idx, state_dir=state, toolspecs_dir=toolspecs,
+        llm_provider="scripted",
+    )  # fmt: skip
     card = Toolbox(settings).cards()[0]
+    assert not card.synthetic
     store = SyntheticQueries(settings.synthetic_db, ScriptedLLM(["Which sheets show the lobby?"]))
     store.generate(card)
     index = Toolbox(settings).tool_index
     assert index.cards[card.id].synthetic == ["Which sheets show the lobby?"]
     rows = index._requests_table().to_arrow().select(["id", "text"]).to_pylist()
     assert rows == [{"id": card.id, "text": "Which sheets show the lobby?"}]
+    # requests a YAML card gives were reviewed: they win over the cache
+    (toolspecs / "cards" / "requests.yaml").write_text(yaml.safe_dump(shipped))
+    card = Toolbox(settings).cards()[0]
+    assert card.synthetic and card.synthetic != ["Which sheets show the lobby?"]
+    assert SyntheticQueries(settings.synthetic_db).augment([card])[0].synthetic == card.synthetic
 
 
 def test_a_card_whose_reply_held_no_request_is_not_covered(

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from toolrag import ScriptedLLM, Settings, Toolbox
+from toolrag.tools.compute import COMPUTE_TOOLS
 from toolrag.tools.result import ErrorCode, ToolResult, readable_numbers
 
 
@@ -48,6 +49,7 @@ def test_tool_cards_follow_the_contract(tools: dict[str, Any]) -> None:
             "run_sql",  # toolspecs/sql.yaml exposes run_sql alone to the agent
         }
         | FIELD_API_TOOLS
+        | set(COMPUTE_TOOLS)  # compute_tools is on by default
     )
     for tool in tools.values():
         desc = tool.metadata.description

@@ -90,6 +90,13 @@ EMPTY_PROMPT = (
     "question: {question}"
 )
 
+PARTS_PROMPT = (
+    "The question asks several things, and no tool was called for this part of it: "
+    '"{part}". Write an Action now: call {tool} (or another of your tools that holds that '
+    "data) for it. Then answer every part of the original question, and say which part you "
+    "could not find: {question}"
+)
+
 
 LOOP_PROMPT = (
     "You called {tool} twice with the same arguments and got the same result: {observation}\n"
@@ -373,6 +380,10 @@ async def run_agent(
     ReActAgent's first run with steps already taken (Thought/Action/Observation), so the model
     continues from them in the format it was prompted with.
 
+    When the question asks several things and no tool was called for one of its parts (the
+    retriever's ``last_parts``: each part with its best tool), the model gets one more turn
+    to call a tool for it and answer every part.
+
     When the model stops right after a recoverable tool error, its answer only relays the
     last tool's hint, or its only call found nothing (a small model's habits), it is asked
     once more, with the same memory, to fix the call or try another tool, and answer.
@@ -402,7 +413,10 @@ async def run_agent(
     seen_sources: set[tuple[str, str]] = set()
     user_msg = question
     steps_before_repair = 0
-    for attempt in range(max_repairs + 1):
+    # a question of several parts gets one more turn for a part no tool was called for
+    parts = list(getattr(retriever.retriever, "last_parts", []) if retriever else [])
+    parts_asked = False
+    for attempt in range(max_repairs + 1 + bool(parts)):
         ctx = None
         if attempt == 0 and reasoning and isinstance(agent, ReActAgent):
             ctx = Context(agent)
@@ -455,6 +469,14 @@ async def run_agent(
         answer.answer = text.strip()
         steps_before_repair = len(answer.trace)
         last = answer.trace[-1] if answer.trace else None
+        left = [(p, t) for p, t in parts if t not in answer.tools_called]
+        if left and not parts_asked and left[0][1] in offered:
+            # a part of the question no tool was called for: one turn to call one
+            parts_asked = True
+            answer.repairs += 1
+            part, tool = left[0]
+            user_msg = PARTS_PROMPT.format(part=part, tool=tool, question=question)
+            continue
         if last is None or attempt >= max_repairs:
             break
         gave_up = not last.success and last.recoverable

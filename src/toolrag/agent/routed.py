@@ -172,6 +172,7 @@ async def ask_routed(
                     tool=call.tool,
                     tools_offered=offered,
                     arguments=call.arguments,
+                    ran_with=result.ran_with,
                     success=result.success,
                     error_code=result.error_code.value if result.error_code else None,
                     recoverable=result.recoverable,

@@ -1,4 +1,9 @@
-"""Question sets (``data/questions/*.jsonl``) and answer checking."""
+"""Question sets (``data/questions/*.jsonl``) and strict answer checking.
+
+An answer is scored as a person would score it (docs/batch.md, "Scoring"): every expected
+keyword must appear, numbers compare as numbers and dates as dates whatever their format, and
+where the expected answer is a set of identifiers the answer's identifiers of those shapes must
+be exactly that set: a list with wrong extra items is wrong."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from toolrag.errors import InputError
+from toolrag.guard.grounding.periods import MONTHS
 
 
 class Question(BaseModel):
@@ -23,6 +29,21 @@ class Question(BaseModel):
     expected_answer: str = ""
     answer_keywords: list[str] = Field(default_factory=list)
     expected_sql: str = Field("", description="A reference query, for questions run_sql answers.")
+    answer_ids: list[str] = Field(
+        default_factory=list,
+        description="When the answer is a set of identifiers (sheet numbers, change orders, "
+        "invoices...): exactly that set. The answer's identifiers of the same shapes, less "
+        "those the question itself names, must equal it.",
+    )
+    kind: str = Field("", description="What sort of question: sql_join, documents, no_tool...")
+
+    @property
+    def no_tool(self) -> bool:
+        """A question no tool serves: written with ``"expected_tools": []`` or of kind no_tool.
+        A question that simply leaves expected_tools out is unlabelled, not a no-tool one."""
+        return self.kind == "no_tool" or (
+            "expected_tools" in self.model_fields_set and not self.expected_tools
+        )
 
 
 def load_questions(path: Path) -> list[Question]:
@@ -45,17 +66,7 @@ def load_questions(path: Path) -> list[Question]:
     return questions
 
 
-_MONTHS = {
-    name: n
-    for n, names in enumerate(
-        (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-         ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-         ("september", "sept", "sep"), ("october", "oct"), ("november", "nov"),
-         ("december", "dec")),
-        start=1,
-    )
-    for name in names
-}  # fmt: skip
+_MONTHS = MONTHS  # month names and abbreviations -> 1..12
 _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 # "june 30, 2026" / "jun. 30 2026" and "30 june 2026" / "30th of june, 2026"
@@ -79,9 +90,100 @@ def normalize(text: str) -> str:
     return _DAY_FIRST.sub(lambda m: _iso(m[3], m[2], m[1], m[0]), text)
 
 
-def answer_matches(answer: str, keywords: list[str]) -> bool:
-    """True when every expected keyword appears in the normalized answer."""
-    if not keywords:
-        return False
-    got = normalize(answer)
-    return all(normalize(k) in got for k in keywords)
+_NUMBER = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w-]|\.\d)")
+_SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b")  # US 02/10/2026
+_MAX_ANSWER = 20_000  # characters scored; a longer answer is cut, never scanned whole
+
+
+def _us_date(m: re.Match[str]) -> str:
+    try:
+        return date(int(m[3]), int(m[1]), int(m[2])).isoformat()
+    except ValueError:
+        return m[0]
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(n) for n in _NUMBER.findall(text)]
+
+
+def _as_number(keyword: str) -> float | None:
+    text = normalize(keyword).strip()
+    return float(text) if re.fullmatch(r"-?\d+(?:\.\d+)?", text) else None
+
+
+def _keyword_found(keyword: str, got: str, numbers: list[float]) -> bool:
+    value = _as_number(keyword)
+    if value is not None:  # 2500 == 2,500 == 2500.00 == $2,500; 250 is not in 2500
+        if keyword.strip().startswith("-"):
+            return any(abs(n - value) < 1e-9 for n in numbers)
+        # an unsigned amount matches a signed one: "a credit of 22,400" is written -22400
+        return any(abs(abs(n) - value) < 1e-9 for n in numbers)
+    return normalize(keyword) in got
+
+
+def id_shape(identifier: str) -> str:
+    """A regex for identifiers shaped like this one: letters for letters, digits for digits,
+    the same separators, and no word character or joined part on either side, so the shape of
+    "S-201" finds "A-101" but not the "RB-107" inside "GRB-107" or "RFI-101" inside
+    "RFI-101-014"."""
+    parts = []
+    for run in re.findall(r"[A-Za-z]+|\d+|[^A-Za-z\d]", identifier.strip()):
+        if run.isalpha():
+            parts.append(f"[A-Za-z]{{{len(run)}}}")
+        elif run.isdigit():
+            parts.append(f"\\d{{{len(run)}}}")
+        else:
+            parts.append(re.escape(run))
+    return r"(?<![\w-])" + "".join(parts) + r"(?![\w]|-[A-Za-z\d])"
+
+
+def ids_in(text: str, like: list[str]) -> set[str]:
+    """The identifiers in ``text`` shaped like any of ``like``, upper-cased."""
+    shapes = {id_shape(i) for i in like if i.strip()}
+    return {m.upper() for shape in shapes for m in re.findall(shape, text)}
+
+
+class AnswerScore(BaseModel):
+    """Why an answer counts as right or wrong."""
+
+    matched: bool
+    missing_keywords: list[str] = Field(default_factory=list)
+    missing_ids: list[str] = Field(default_factory=list)
+    extra_ids: list[str] = Field(default_factory=list)
+
+
+def score_answer(
+    answer: str, keywords: list[str], ids: list[str] | None = None, question: str = ""
+) -> AnswerScore:
+    """Score strictly: every keyword, and exactly the expected ids (ids the question names
+    itself may be repeated freely). No keywords and no ids: nothing to match, not matched."""
+    ids = ids or []
+    if not keywords and not ids:
+        return AnswerScore(matched=False)
+    text = _SLASH_DATE.sub(_us_date, answer[:_MAX_ANSWER])
+    got = normalize(text)
+    numbers = _numbers(got)
+    missing = [k for k in keywords if not _keyword_found(k, got, numbers)]
+    found = ids_in(text, ids) - ids_in(question, ids)
+    want = {i.strip().upper() for i in ids}
+    score = AnswerScore(
+        matched=False,
+        missing_keywords=missing,
+        missing_ids=sorted(want - found),
+        extra_ids=sorted(found - want),
+    )
+    score.matched = not (score.missing_keywords or score.missing_ids or score.extra_ids)
+    return score
+
+
+def answer_matches(answer: str, keywords: list[str], ids: list[str] | None = None,
+                   question: str = "") -> bool:  # fmt: skip
+    """True when the answer has every keyword and exactly the expected ids (score_answer)."""
+    return score_answer(answer, keywords, ids, question).matched
+
+
+def question_matches(answer: str, question: Question) -> bool:
+    """Strictly score ``answer`` against everything ``question`` expects."""
+    return score_answer(
+        answer, question.answer_keywords, question.answer_ids, question.query
+    ).matched

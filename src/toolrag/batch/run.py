@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import statistics
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
@@ -23,7 +23,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from toolrag.agent.loop import Answer
-from toolrag.batch.questions import Question, answer_matches, load_questions
+from toolrag.batch.questions import Question, load_questions, question_matches
 from toolrag.errors import ToolragError
 from toolrag.guard.timeouts import run_with_timeout
 from toolrag.models.llms import resolve_provider
@@ -55,8 +55,13 @@ class BatchRecord(BaseModel):
     ok: bool = Field(description="True when the agent produced an answer.")
     error_code: str | None = None
     error: str | None = None
-    matched: bool | None = Field(None, description="Answer has every expected keyword.")
+    matched: bool | None = Field(
+        None, description="Strictly scored: every expected keyword and exactly the expected ids."
+    )
     tool_ok: bool | None = Field(None, description="Every expected tool was called.")
+    no_tool_ok: bool | None = Field(
+        None, description="For a question no tool serves: True when no tool was called."
+    )
     expected_tools: list[str] = Field(default_factory=list)
     tools_called: list[str] = Field(default_factory=list)
     sources: list[str] = Field(default_factory=list)
@@ -75,6 +80,14 @@ class BatchSummary(BaseModel):
     n_scored: int = 0
     tool_accuracy: float | None = None
     n_tool_scored: int = 0
+    no_tool_accuracy: float | None = Field(
+        None, description="Questions no tool serves that were left without a tool call."
+    )
+    n_no_tool: int = 0
+    multi_tool_coverage: float | None = Field(
+        None, description="Questions expecting two or more tools that called all of them."
+    )
+    n_multi_tool: int = 0
     p50_s: float = 0.0
     p95_s: float = 0.0
     prompt_tokens: int = 0
@@ -121,10 +134,11 @@ def answer_one(toolbox: Asker, question: Question, timeout_s: float) -> BatchRec
         **base,
         answer=answer.answer,
         ok=True,
-        matched=answer_matches(answer.answer, question.answer_keywords)
-        if question.answer_keywords
+        matched=question_matches(answer.answer, question)
+        if question.answer_keywords or question.answer_ids
         else None,
         tool_ok=set(question.expected_tools) <= set(called) if question.expected_tools else None,
+        no_tool_ok=not called if question.no_tool else None,
         tools_called=called,
         sources=sorted({s.file for s in answer.sources}),
         seconds=round(answer.seconds, 2),
@@ -134,6 +148,11 @@ def answer_one(toolbox: Asker, question: Question, timeout_s: float) -> BatchRec
     )
 
 
+def _share(flags: Iterable[bool | None]) -> float | None:
+    values = [bool(f) for f in flags]
+    return sum(values) / len(values) if values else None
+
+
 def summarize(
     records: Sequence[BatchRecord], total: int, skipped: int, answered: int, output: Path
 ) -> BatchSummary:
@@ -141,6 +160,8 @@ def summarize(
     done = [r for r in records if r.ok]
     scored = [r for r in done if r.matched is not None]
     tool_scored = [r for r in done if r.tool_ok is not None]
+    no_tool = [r for r in done if r.no_tool_ok is not None]
+    multi = [r for r in tool_scored if len(set(r.expected_tools)) >= 2]
     seconds = [r.seconds for r in done]
     return BatchSummary(
         total=total,
@@ -153,6 +174,10 @@ def summarize(
             sum(bool(r.tool_ok) for r in tool_scored) / len(tool_scored) if tool_scored else None
         ),
         n_tool_scored=len(tool_scored),
+        no_tool_accuracy=_share(r.no_tool_ok for r in no_tool),
+        n_no_tool=len(no_tool),
+        multi_tool_coverage=_share(r.tool_ok for r in multi),
+        n_multi_tool=len(multi),
         p50_s=round(statistics.median(seconds), 2) if seconds else 0.0,
         p95_s=round(percentile(seconds, 0.95), 2),
         prompt_tokens=sum(r.prompt_tokens for r in done),

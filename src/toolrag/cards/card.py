@@ -76,6 +76,12 @@ class ToolCard(BaseModel):
     deprecated_by: str | None = None
     tags: list[str] = Field(default_factory=list)
     pinned: bool = Field(False, description="Always offered, whatever the question.")
+    companion: bool = Field(
+        False,
+        description="A helper used beside other tools (arithmetic over what they returned): "
+        "offered in addition to the retrieved tools when it ranks among them, never in the "
+        "place of one.",
+    )
     holds: list[str] = Field(
         default_factory=list,
         description="What the tool's data holds (its documents' titles and section headings), "
@@ -277,23 +283,26 @@ def load_yaml_cards(folder: Path) -> list[ToolCard]:
     return cards
 
 
-OVERLAY_FIELDS = ("examples", "tags", "side_effect", "version", "deprecated_by", "pinned")
+OVERLAY_FIELDS = (
+    "examples", "tags", "side_effect", "version", "deprecated_by", "pinned", "companion",
+    "synthetic",
+)  # fmt: skip
 
 
 def apply_overlays(cards: Sequence[ToolCard], overlays: Sequence[ToolCard]) -> list[ToolCard]:
     """Cards with the YAML fields of ``overlays`` of the same name laid over them: a YAML
     card adds examples, tags, a side effect or ``deprecated_by`` to a tool built in code (its
-    description and parameters stay the code's). An overlay naming no tool is ignored."""
-    by_name = {o.name: o for o in overlays}
-    out = []
-    for card in cards:
-        overlay = by_name.get(card.name)
-        if overlay is None:
-            out.append(card)
-            continue
+    description and parameters stay the code's). An overlay naming no tool is ignored; two
+    overlays of one tool (``examples`` in one file, ``synthetic`` requests in another) both
+    apply, the later one's fields winning."""
+    updates: dict[str, dict[str, Any]] = {}
+    for overlay in overlays:  # several files may name one tool: their fields add up, in order
         given = overlay.model_fields_set & set(OVERLAY_FIELDS)
-        out.append(card.model_copy(update={f: getattr(overlay, f) for f in given}))
-    return out
+        updates.setdefault(overlay.name, {}).update({f: getattr(overlay, f) for f in given})
+    return [
+        card.model_copy(update=updates[card.name]) if card.name in updates else card
+        for card in cards
+    ]
 
 
 def cards_from_tools(tools: Iterable[BaseTool], **extra: Any) -> list[ToolCard]:

@@ -253,12 +253,13 @@ class SyntheticQueries:
         return sum(bool((entry := stored.get(self._key(c))) and entry.requests) for c in cards)
 
     def augment(self, cards: Sequence[ToolCard]) -> list[ToolCard]:
-        """The cards with their cached requests (a card without any is returned unchanged)."""
+        """The cards with their cached requests (a card without any is returned unchanged, and
+        so is a card whose YAML file gives its requests: those were reviewed)."""
         stored = self._stored()
         out = []
         for card in cards:
             entry = stored.get(self._key(card))
-            if entry and entry.requests:
+            if entry and entry.requests and not card.synthetic:
                 card = card.model_copy(update={"synthetic": entry.requests})
             out.append(card)
         return out

@@ -27,8 +27,13 @@ def summary_table(summary: Any) -> Table:
         ("answered now", summary.answered),
         ("failed", summary.failed),
         ("resumed (already answered)", summary.skipped),
-        ("answer accuracy", pct(summary.accuracy, summary.n_scored)),
+        ("answer accuracy (strict)", pct(summary.accuracy, summary.n_scored)),
         ("tool accuracy", pct(summary.tool_accuracy, summary.n_tool_scored)),
+        ("no-tool questions left without a tool", pct(summary.no_tool_accuracy, summary.n_no_tool)),
+        (
+            "multi-tool questions with every tool",
+            pct(summary.multi_tool_coverage, summary.n_multi_tool),
+        ),
         ("p50 / p95 seconds", f"{summary.p50_s:.1f} / {summary.p95_s:.1f}"),
         ("prompt / output tokens", f"{summary.prompt_tokens} / {summary.completion_tokens}"),
     ):
@@ -44,7 +49,7 @@ def make_batch_command(
 
     def batch(
         questions: Annotated[Path, typer.Argument(help="JSONL {id, query, expected_tools?, "
-                                                       "answer_keywords?} per line.")],
+                                                       "answer_keywords?, answer_ids?} per line.")],
         output: Annotated[Path, typer.Option("-o", "--output", help="Answers JSONL (appended; "
                                                                     "a re-run resumes).")],
         concurrency: Annotated[int | None, typer.Option(

@@ -317,7 +317,7 @@ def demo(
     index_dir: IndexDir = None,
 ) -> None:
     """Index the sample domain, then answer sample questions with the agent and score them."""
-    from toolrag.batch.questions import answer_matches, load_questions
+    from toolrag.batch.questions import load_questions, question_matches
     from toolrag.cli.approval import cli_toolbox
     from toolrag.sample.demo import pick_questions
 
@@ -338,7 +338,7 @@ def demo(
             err.print(f"[dim]({n}/{len(chosen)})[/dim]")
             answer = toolbox.ask(q.query)
             _print_answer(answer, trace=True)
-            matched = answer_matches(answer.answer, q.answer_keywords)
+            matched = question_matches(answer.answer, q)
             tool_ok = set(q.expected_tools) <= set(answer.tools_called)
             out.print(
                 f"  expected: {escape(repr(q.expected_answer))} -> "
@@ -364,7 +364,8 @@ def demo(
     matched_n = sum(r["matched"] for r in results)
     tools_n = sum(r["tool_ok"] for r in results)
     out.print(
-        f"[bold]{matched_n} of {len(results)} answers matched their expected answers; "
+        f"[bold]{matched_n} of {len(results)} answers matched their expected answers (strictly "
+        "scored); "
         f"{tools_n} of {len(results)} called the expected tool.[/bold]"
     )
     if report:
@@ -373,6 +374,8 @@ def demo(
             json.dumps(
                 {
                     "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                    "llm": f"{type(toolbox.llm).__name__} {toolbox.llm.metadata.model_name}",
+                    "gate": toolbox.gate.gate,
                     "matched": matched_n,
                     "tool_ok": tools_n,
                     "n": len(results),

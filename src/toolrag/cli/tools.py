@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
+import yaml
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -140,6 +141,14 @@ def tools_synth(
     tools: ToolsFile = None,
     per_card: Annotated[int, typer.Option(min=1, max=10, help="Requests per card.")] = 3,
     limit: Annotated[int, typer.Option(min=0, help="Cards to write for (0: all).")] = 0,
+    export: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write the requests as a YAML card overlay file (a `synthetic:` list per "
+            "tool), to review and commit: toolspecs/cards/requests.yaml ships them with the "
+            "toolbox, so a fresh clone's tool index has them without an LLM."
+        ),
+    ] = None,
 ) -> None:
     """Have the LLM write example requests for every card that has none cached (or whose
     cached reply held none: it is asked again).
@@ -170,6 +179,22 @@ def tools_synth(
         _fail(exc)
         return
     have = store.covered(cards)
+    if export is not None:
+        written_cards = [c for c in store.augment(cards) if c.synthetic]
+        export.parent.mkdir(parents=True, exist_ok=True)
+        export.write_text(
+            "# LLM-written requests per tool (`toolrag tools synth --export`), laid over the\n"
+            "# cards of the same name: the tool index embeds each as its own vector and the\n"
+            "# gate is chosen from them (docs/tool-rag.md). Review them; edit or delete freely.\n"
+            + yaml.safe_dump(
+                [{"name": c.name, "synthetic": list(c.synthetic)} for c in written_cards],
+                sort_keys=False,
+                allow_unicode=True,
+                width=100,
+            ),
+            encoding="utf-8",
+        )
+        out.print(f"exported the requests of {len(written_cards)} card(s) to {export}")
     out.print(
         f"wrote requests for {written} card(s); {have} of {len(cards)} have them ({store.path})",
         highlight=False,

@@ -2,7 +2,7 @@
 
 import datetime as dt
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from toolrag.content.index import ContentIndex, Hit, SearchFilters
 from toolrag.content.projects import ProjectCatalog
@@ -48,6 +48,20 @@ CONTENT_TOOL_TYPES: dict[str, ContentType] = {
     "get_project_schedule": "schedules",
 }
 """The content type each content tool searches."""
+
+
+def milestone_summary(title: str, extra: dict[str, Any]) -> str:
+    """One sentence a small model can copy: the planned finish first (what "when is X
+    planned" asks), then the start, the status and the actual finish."""
+    finish, start = extra.get("planned_finish", ""), extra.get("planned_start", "")
+    text = f"{title}: planned to finish {finish}" if finish else f"{title}:"
+    if start:
+        text += f" (planned start {start})"
+    if status := extra.get("status", ""):
+        text += f"; {str(status).replace('_', ' ')}"
+    if actual := extra.get("actual_finish", ""):
+        text += f", finished {actual}"
+    return text + "."
 
 
 class ContentToolSpec(GuardedToolSpec):
@@ -128,6 +142,7 @@ class ContentToolSpec(GuardedToolSpec):
         start_date: dt.date | None = None,
         end_date: dt.date | None = None,
         project: str | None = None,
+        discipline: str | None = None,
     ) -> ToolResult:
         """Search blueprint drawing sheets (plans, elevations, details) by what they show and by
         revision date.
@@ -144,6 +159,8 @@ class ContentToolSpec(GuardedToolSpec):
             start_date: Earliest revision date, YYYY-MM-DD (inclusive).
             end_date: Latest revision date, YYYY-MM-DD (inclusive).
             project: Only this project, by code (GRB-101) or name.
+            discipline: Only sheets of this discipline (structural, mechanical, electrical,
+                plumbing, civil, architectural, fire protection...).
         """
         if start_date and end_date and start_date > end_date:
             return ToolResult.fail(
@@ -151,8 +168,21 @@ class ContentToolSpec(GuardedToolSpec):
                 f"start_date {start_date} is after end_date {end_date}.",
                 suggestion="Swap the dates so that start_date <= end_date.",
             )
+        if discipline and discipline.strip():
+            known = {d.lower(): d for d in self.blueprints.distinct("discipline")}
+            wanted = " ".join(discipline.lower().split())
+            if known and wanted not in known:
+                return ToolResult.fail(
+                    ErrorCode.INVALID_ARGUMENT,
+                    f"No sheets of discipline {discipline!r} are indexed.",
+                    suggestion="Use one of: "
+                    + ", ".join(sorted(known.values()))
+                    + ", or leave discipline out.",
+                )
+            discipline = known.get(wanted, discipline)
         filters = SearchFilters(
             project=self.catalog.resolve(project) if project else None,
+            discipline=discipline or None,
             start_date=start_date,
             end_date=end_date,
         )
@@ -215,6 +245,7 @@ class ContentToolSpec(GuardedToolSpec):
                 {
                     "id": h.doc_id,
                     "milestone": h.title,
+                    "summary": milestone_summary(h.title, h.extra),
                     **{
                         k: h.extra.get(k, "")
                         for k in (

@@ -1,1 +1,58 @@
 """Evaluation helpers shared by the CLI, the demo and the benchmarks."""
+
+from toolrag.evaluation.baselines import objectindex_default, plain_objectindex, schema_model
+from toolrag.evaluation.cuts import choose, cut_grid, rank_queries, score_cut
+from toolrag.evaluation.docs_eval import run_docs_eval
+from toolrag.evaluation.held_requests import rank_written_requests
+from toolrag.evaluation.retrieval import (
+    RetrievalQuery,
+    RetrievalReport,
+    evaluate,
+    load_queries,
+)
+from toolrag.evaluation.route_eval import (
+    RouteQuery,
+    RouteReport,
+    examples_from_queries,
+    load_route_queries,
+    run_route_eval,
+    save_heatmap,
+    stub_tools,
+)
+from toolrag.evaluation.tools_eval import (
+    STRATEGIES,
+    run_tool_eval,
+    run_tool_evals,
+    scored_searcher,
+    searcher,
+)
+from toolrag.stats import percentile
+
+__all__ = [
+    "STRATEGIES",
+    "RetrievalQuery",
+    "RetrievalReport",
+    "RouteQuery",
+    "RouteReport",
+    "choose",
+    "cut_grid",
+    "evaluate",
+    "examples_from_queries",
+    "load_queries",
+    "load_route_queries",
+    "objectindex_default",
+    "percentile",
+    "plain_objectindex",
+    "rank_queries",
+    "rank_written_requests",
+    "run_docs_eval",
+    "run_route_eval",
+    "run_tool_eval",
+    "run_tool_evals",
+    "save_heatmap",
+    "schema_model",
+    "score_cut",
+    "scored_searcher",
+    "searcher",
+    "stub_tools",
+]

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from toolrag.cards.card import ToolCard
 
 
-def _schema_model(card: ToolCard) -> type[BaseModel]:
+def schema_model(card: ToolCard) -> type[BaseModel]:
     """A pydantic model whose JSON schema is the card's own parameters schema."""
     schema = card.parameters
 
@@ -36,7 +36,7 @@ def plain_objectindex(cards: Sequence[ToolCard], embed: BaseEmbedding) -> Object
         FunctionTool(
             fn=lambda **kw: None,
             metadata=ToolMetadata(
-                name=c.name, description=c.description, fn_schema=_schema_model(c)
+                name=c.name, description=c.description, fn_schema=schema_model(c)
             ),
         )
         for c in cards

@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field
 
 from toolrag.cards.card import ToolCard
 from toolrag.errors import ConfigError, InputError
-from toolrag.evaluation.baselines import _schema_model
+from toolrag.evaluation.baselines import schema_model
 from toolrag.retrieval.index import ToolIndex
 from toolrag.routing import Example, ExampleStore, Router, ToolCallSpec
 from toolrag.routing.examples import question_example
@@ -131,7 +131,7 @@ def stub_tools(cards: Sequence[ToolCard]) -> list[FunctionTool]:
         FunctionTool(
             fn=lambda **kw: None,
             metadata=ToolMetadata(
-                name=c.name, description=c.description, fn_schema=_schema_model(c)
+                name=c.name, description=c.description, fn_schema=schema_model(c)
             ),
         )
         for c in cards

@@ -2,6 +2,7 @@
 
 from toolrag.guard.audit import AuditLog, AuditRecord, ToolStats
 from toolrag.guard.executor import ToolGuard
+from toolrag.guard.function_tools import ApprovalRequired, RunState, guarded_tools
 from toolrag.guard.idempotency import IdempotencyStore
 from toolrag.guard.policy import ApprovalRequest, Approver, approve_all, deny_all
 from toolrag.guard.redact import redact, redact_text
@@ -10,14 +11,17 @@ from toolrag.profiles import AgentProfile
 __all__ = [
     "AgentProfile",
     "ApprovalRequest",
+    "ApprovalRequired",
     "Approver",
     "AuditLog",
     "AuditRecord",
     "IdempotencyStore",
+    "RunState",
     "ToolGuard",
     "ToolStats",
     "approve_all",
     "deny_all",
+    "guarded_tools",
     "redact",
     "redact_text",
 ]

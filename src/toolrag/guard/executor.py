@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from toolrag.cards.card import ToolCard
 from toolrag.guard.audit import AuditLog
+from toolrag.guard.grounding.filters import Vocabulary
 from toolrag.guard.idempotency import IdempotencyStore
 from toolrag.guard.policy import GATED, ApprovalRequest, Approver
 from toolrag.guard.redact import redact
@@ -90,6 +91,7 @@ class ToolGuard:
         default_timeout_s: float = 10.0,
         inline_tools: Collection[str] = (),
         max_result_chars: int = MAX_RESULT_CHARS,
+        vocabulary: Vocabulary | None = None,
     ) -> None:
         by_name = {c.name: c for c in cards}
         self._tools: dict[str, tuple[BaseTool, ToolCard]] = {}
@@ -103,6 +105,9 @@ class ToolGuard:
         self.profile = profile or AgentProfile()
         self.agent = agent
         self.default_timeout_s = default_timeout_s
+        # known filter values (projects, disciplines...): read calls get the filters the
+        # question names (toolrag.guard.grounding.narrow)
+        self.vocabulary = vocabulary
         self.inline_tools = set(inline_tools)
         self.max_result_chars = max_result_chars
 

@@ -7,7 +7,9 @@ on the ``HumanResponseEvent`` the caller sends back (:func:`toolrag.agent.loop.r
 with the ``approve`` callback, the CLI prompt or ``--approve``/``--deny``). Write calls get an
 idempotency key derived from the run id and the step (of the first identical write in the run).
 A call whose arguments hold an identifier or a shown name that neither the question nor what the
-run has read since gives is refused once (:mod:`toolrag.guard.grounding.calls`).
+run has read since gives is refused once (:mod:`toolrag.guard.grounding.calls`), and a companion
+call (arithmetic) with numbers or dates nothing gave is refused
+(:mod:`toolrag.guard.grounding.read_values`).
 """
 
 import uuid
@@ -18,8 +20,10 @@ from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
 from workflows import Context
 from workflows.events import HumanResponseEvent, InputRequiredEvent
 
-from toolrag.guard import ToolGuard
+from toolrag.guard.executor import ToolGuard
 from toolrag.guard.grounding.calls import ground_call
+from toolrag.guard.grounding.narrow import call_with_named_filters
+from toolrag.guard.grounding.read_values import unread_refusal, unread_values
 from toolrag.guard.grounding.widen import without_invented_dates
 from toolrag.guard.idempotency import args_hash
 from toolrag.tools.result import ToolResult
@@ -76,6 +80,12 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
         if grounded.refusal is not None and guard.permitted(name):
             run.steps = step
             return guard.refuse(name, kwargs, grounded.refusal, run_id=run.run_id)
+        card = guard.card(name)
+        if card is not None and card.companion and guard.permitted(name):
+            unread = unread_values(kwargs, run.question, "\n".join(run.seen))
+            if unread:  # arithmetic over numbers nothing gave: read them first
+                run.steps = step
+                return guard.refuse(name, kwargs, unread_refusal(name, unread), run_id=run.run_id)
         written, kwargs = kwargs, grounded.arguments
         approved: bool | None = None
         if guard.permitted(name) and guard.needs_approval(name):
@@ -90,20 +100,25 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
                 timeout=None,
             )
             approved = str(response.response).strip().lower() in YES
-        card = guard.card(name)
         if card is not None and card.side_effect == "write" and not kwargs.get("idempotency_key"):
             kwargs = {**kwargs, "idempotency_key": run.write_key(name, kwargs, step)}
-        result = await guard.acall(name, kwargs, run_id=run.run_id, step=step, approved=approved)
-        run.steps = step
+        narrowed = await call_with_named_filters(
+            guard, name, kwargs, question=run.question, run_id=run.run_id, step=step,
+            approved=approved,
+        )  # fmt: skip
+        result, kwargs = narrowed.result, narrowed.arguments
+        run.steps = step + narrowed.steps - 1
         wider = await without_invented_dates(
-            guard, name, kwargs, result, question=run.question, run_id=run.run_id, step=step + 1
-        )
+            guard, name, kwargs, result, question=run.question, run_id=run.run_id,
+            step=run.steps + 1,
+        )  # fmt: skip
         if wider is not None:
-            run.steps = step + 1
+            run.steps += 1
             result = wider
         run.seen.append(result.render(max_chars=4000))
-        if grounded.arguments != written:
-            result.ran_with = grounded.arguments
+        ran = {k: v for k, v in kwargs.items() if k != "idempotency_key"}
+        if ran != {k: v for k, v in written.items() if k != "idempotency_key"}:
+            result.ran_with = ran
         return result.with_note(grounded.note)
 
     return FunctionTool(async_fn=call, metadata=tool.metadata)

@@ -8,6 +8,10 @@ object-node mapping that resolves a name to the registered tool. On top of retri
   :mod:`toolrag.cards.names`);
 - a ``floor`` or a ``gate`` (cosines, :meth:`ToolIndex.retrieve`) lets a question no tool fits
   get none, so the agent answers it without tools;
+- a companion card (``ToolCard.companion``: arithmetic over what other tools return) is
+  offered beside the top k when it ranks among them, never in the place of one;
+- a write, delete or external tool is offered only to a request that asks for its action
+  (:mod:`toolrag.retrieval.intent`), or that names it;
 - a tool whose parameter takes another tool's output brings that tool along
   (``last_required``; :mod:`toolrag.retrieval.prerequisites`);
 - a sticky set keeps the tools used earlier in a conversation available on later turns;
@@ -35,8 +39,10 @@ from llama_index.core.tools import BaseTool
 
 from toolrag.cards.names import TOOL_NAME
 from toolrag.retrieval.index import ToolIndex
+from toolrag.retrieval.intent import asks_for_action
 
 UnknownTool = Callable[[str], BaseTool]
+MAX_PARTS = 4  # parts of one question searched for their own best tool
 
 
 class RegistryNodeMapping(BaseObjectNodeMapping[BaseTool]):
@@ -119,6 +125,8 @@ class ToolIndexRetriever(BaseRetriever):
         # the text the last question was searched with: its English translation when the
         # index's translator made one, else the question itself
         self.last_searched = ""
+        # the last question's parts when it asks several things: (part, the part's best tool)
+        self.last_parts: list[tuple[str, str]] = []
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = query_bundle.query_str.strip()
@@ -127,15 +135,25 @@ class ToolIndexRetriever(BaseRetriever):
         if self.resolve_unknown and TOOL_NAME.fullmatch(query):  # a call to a made-up name
             return [self._node(query, 0.0)]
         self.last_searched = self.index.search_text(query)
-        found = [
+        companions = {c.name for c in self.index.cards.values() if c.companion}
+        ranked = [
             h
             for h in self.index.retrieve(
-                self.last_searched, k=self.k, floor=self.floor, translate=False, gate=self.gate
+                self.last_searched,
+                k=self.k + len(companions),
+                floor=self.floor,
+                translate=False,
+                gate=self.gate,
             )
-            if h.name in self.names
+            if h.name in self.names and (h.named or self._asked(h.id))
+        ]
+        # companions (compute helpers) ride along when they rank in the top k, in no one's place
+        found = [h for h in ranked if h.name not in companions][: self.k] + [
+            h for h in ranked[: self.k] if h.name in companions
         ]
         hits = [(h.name, h.score) for h in found]
         self.last_retrieved = hits
+        self.last_parts = self._parts(self.last_searched) if found else []
         self.last_required = {h.name: h.required_by for h in found if h.required_by}
         self.last_named = [h.name for h in found if h.named]
         chosen: dict[str, float] = {}
@@ -146,6 +164,28 @@ class ToolIndexRetriever(BaseRetriever):
         ]:
             chosen.setdefault(name, score)
         return [self._node(n, s) for n, s in chosen.items()]
+
+    def _parts(self, query: str) -> list[tuple[str, str]]:
+        """Each part of a question that asks several things ("What is GRB-101's contract
+        value and how many workers are on site?"), with the tool that fits it best; [] for a
+        question of one part. The agent checks that it called a tool for every part."""
+        parts, _ = self.index.stages.split(query)
+        companions = {c.name for c in self.index.cards.values() if c.companion}
+        out = []
+        for part in parts[:MAX_PARTS]:
+            hits = self.index.retrieve(
+                part, k=1 + len(companions), translate=False, floor=self.floor
+            )
+            best = [h for h in hits if h.name not in companions][:1]
+            if best and best[0].name in self.names and self._asked(best[0].id):
+                out.append((part, best[0].name))
+        return out if len({tool for _, tool in out}) > 1 else []
+
+    def _asked(self, card_id: str) -> bool:
+        """A read tool, or an action tool the question asks for (:mod:`.intent`): a question
+        that asks for information is never offered write, delete or external tools."""
+        card = self.index.cards.get(card_id)
+        return card is None or asks_for_action(self.last_searched, card)
 
     @staticmethod
     def _node(name: str, score: float) -> NodeWithScore:

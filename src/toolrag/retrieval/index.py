@@ -164,7 +164,7 @@ def _fts_covers(table: Any) -> bool:
     return False
 
 
-def _rank_order(item: tuple[str, float]) -> tuple[float, str]:
+def rank_order(item: tuple[str, float]) -> tuple[float, str]:
     """How scored cards are ordered: highest score first, ties by id (so a step's best tool is
     the one the ranking would put first)."""
     return -item[1], item[0]
@@ -555,9 +555,9 @@ class ToolIndex:
             ranked, sims = st.lexical(self, query, pool), {}
         elif strategy == "hybrid":
             scores, sims = self._fused(query, pool, embedding)
-            ranked = sorted(scores.items(), key=_rank_order)
+            ranked = sorted(scores.items(), key=rank_order)
         else:
-            parts, marked = split_steps(query)
+            parts, marked = st.split(query)
             weight = self.bm25_weight(steps=bool(parts))
             named = self._named(asked if asked == query else f"{asked}\n{query}")
             scores, sims = st.fuse(self, query, pool, weight, embedding, named)
@@ -570,7 +570,7 @@ class ToolIndex:
                     for tid, score in part_scores.items():
                         scores[tid] = max(scores.get(tid, score), score)
                         sims[tid] = max(sims.get(tid, -1.0), part_sims.get(tid, -1.0))
-            ranked = st.cover(self, sorted(scores.items(), key=_rank_order), sims, steps)
+            ranked = st.cover(self, sorted(scores.items(), key=rank_order), sims, steps)
             if named:
                 ranked = _named_first(ranked, set(named))
             if self.place_requirements and self.requires:
@@ -669,7 +669,7 @@ def cover_steps(
     for part_scores, part_sims in steps:
         if not part_scores:
             continue
-        top = min(part_scores.items(), key=_rank_order)
+        top = min(part_scores.items(), key=rank_order)
         if top[0] not in candidates:
             continue
         sims[top[0]] = max(sims.get(top[0], -1.0), part_sims.get(top[0], -1.0))
@@ -769,6 +769,8 @@ class Stages:
       and ``lexical`` (BM25's best matches with their scores); ``dense`` also serves the
       ``dense`` and ``hybrid`` strategies, ``lexical`` ``bm25`` and ``hybrid``;
     - fusion: ``fuse`` (a query's candidates and their fused scores, from both sides);
+    - splitting: ``split`` (of the request alone: its steps, and whether it marks them with
+      sequence words, :func:`toolrag.retrieval.steps.split_steps`);
     - expansion: ``cover`` (each step of a multi-step request gets its best tool) and
       ``prerequisites`` (each tool followed by the tools it needs first);
     - the gate: ``gate`` (the first k as hits, with the floor and the gate applied).
@@ -779,6 +781,7 @@ class Stages:
     )
     lexical: Callable[[ToolIndex, str, int], list[tuple[str, float]]] = bm25_scores
     fuse: Callable[..., tuple[dict[str, float], dict[str, float]]] = blend
+    split: Callable[[str], tuple[list[str], bool]] = split_steps
     cover: Callable[
         [
             ToolIndex,

@@ -35,6 +35,8 @@ from llama_index.core.tools import BaseTool
 from pydantic import ValidationError
 
 from toolrag.guard import ToolGuard
+from toolrag.guard.grounding.narrow import Narrowed, call_with_named_filters
+from toolrag.guard.grounding.read_values import unread_refusal, unread_values
 from toolrag.guard.grounding.values import (
     Ungrounded,
     drop_optional,
@@ -349,16 +351,33 @@ class Router:
         result = await asyncio.to_thread(self.route, question, tools)
         if result.valid and result.decision is not None and result.decision.calls:
             calls = result.decision.calls
-            results = await asyncio.gather(
-                *(
-                    guard.acall(c.tool, c.arguments, run_id=run_id, step=n)
-                    for n, c in enumerate(calls)
+
+            async def one(n: int, c: ToolCallSpec) -> Narrowed:
+                card = guard.card(c.tool)
+                unread = unread_values(c.arguments, question, "") if card and card.companion else []
+                if unread:  # arithmetic planned over numbers nothing has read yet
+                    refusal = unread_refusal(c.tool, unread)
+                    return Narrowed(guard.refuse(c.tool, c.arguments, refusal, run_id=run_id), {})
+                return await call_with_named_filters(  # with the filters the question names
+                    guard, c.tool, c.arguments, question=question, run_id=run_id, step=n
                 )
-            )
+
+            narrowed = await asyncio.gather(*(one(n, c) for n, c in enumerate(calls)))
+            results = []
+            for c, done in zip(calls, narrowed, strict=True):
+                if done.arguments and done.arguments != c.arguments:
+                    done.result.ran_with = done.arguments
+                results.append(done.result)
             wider = await asyncio.gather(  # dates the question never gave, on empty results
                 *(
                     without_invented_dates(
-                        guard, c.tool, c.arguments, r, question=question, run_id=run_id, step=m
+                        guard,
+                        c.tool,
+                        r.ran_with or c.arguments,
+                        r,
+                        question=question,
+                        run_id=run_id,
+                        step=m,
                     )
                     for m, (c, r) in enumerate(zip(calls, results, strict=True), len(calls))
                 )

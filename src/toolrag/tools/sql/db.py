@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import column as sa_column
+from sqlalchemy import create_engine, inspect, select
+from sqlalchemy import table as sa_table
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool, StaticPool
@@ -167,8 +169,8 @@ class ReadOnlyDatabase:
         return {"table": table, "columns": columns, "foreign_keys": fks}
 
     @contextmanager
-    def _guarded(self) -> Iterator[Connection]:
-        deadline = time.monotonic() + self.timeout_s
+    def _guarded(self, timeout_s: float | None = None) -> Iterator[Connection]:
+        deadline = time.monotonic() + (self.timeout_s if timeout_s is None else timeout_s)
         with (
             self._lock if self.dialect == "sqlite" else _nullcontext(),
             self.engine.connect() as conn,
@@ -253,6 +255,42 @@ class ReadOnlyDatabase:
                 raise QueryTimeout(f"The query ran past {self.timeout_s:g} s.") from exc
             raise QueryFailed(_first_line(exc.orig or exc)) from exc
         return columns, fetched
+
+    def lookup(
+        self,
+        table_name: str,
+        key: str,
+        label: str,
+        ids: Sequence[Any],
+        timeout_s: float | None = None,
+    ) -> dict[Any, Any]:
+        """``{id: label}`` for the rows of ``table_name`` whose ``key`` is one of ``ids``.
+
+        One parameterised read (``SELECT key, label FROM table WHERE key IN (...)``, built by
+        SQLAlchemy with bound values, the names quoted by the dialect) on the guarded
+        connection: read-only, at most ``max_rows`` rows, stopped at ``timeout_s`` on SQLite
+        (default: the database's timeout; PostgreSQL's ``statement_timeout`` bounds it there).
+        ``table_name``, ``key`` and ``label`` are reflected names, never the model's text.
+        Raises :class:`QueryTimeout` or :class:`QueryFailed` like :meth:`query`.
+        """
+        if not ids:
+            return {}
+        source = sa_table(table_name, sa_column(key), sa_column(label))
+        stmt = (
+            select(source.c[key], source.c[label])
+            .where(source.c[key].in_(list(ids)[: self.max_rows]))
+            .limit(self.max_rows)
+        )
+        started = time.monotonic()
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        try:
+            with self._guarded(limit) as conn:
+                fetched = conn.execute(stmt).fetchmany(self.max_rows)
+        except (OperationalError, DBAPIError) as exc:
+            if _is_timeout(exc, time.monotonic() - started, limit):
+                raise QueryTimeout(f"The lookup ran past {limit:g} s.") from exc
+            raise QueryFailed(_first_line(exc.orig or exc)) from exc
+        return {_jsonable(k): _jsonable(v) for k, v in fetched if k is not None}
 
     def raw_query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Unguarded read for trusted, internal SQL (sample rows for describe_table)."""

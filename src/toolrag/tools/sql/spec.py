@@ -18,7 +18,10 @@ The allow-list and limits come from a YAML file (``toolspecs/sql.yaml``)::
 from __future__ import annotations
 
 import difflib
+import functools
+import logging
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +36,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from toolrag.errors import ConfigError
 from toolrag.tools.base import GuardedToolSpec, call_validated
 from toolrag.tools.result import ErrorCode, Source, ToolResult
-from toolrag.tools.sql.db import QueryFailed, QueryTimeout, ReadOnlyDatabase
-from toolrag.tools.sql.guard import SelectGuard, SQLRejected
+from toolrag.tools.sql.db import QueryFailed, QueryTimeout, ReadOnlyDatabase, Rows
+from toolrag.tools.sql.guard import CheckedSQL, SelectGuard, SQLRejected
+from toolrag.tools.sql.labels import LabelMap, column_sources, plan_labels, reflect_labels
 
 DEFAULT_LIMIT = 50
+log = logging.getLogger(__name__)
 
 
 class SQLSpecConfig(BaseModel):
@@ -60,6 +65,11 @@ class SQLSpecConfig(BaseModel):
         le=100_000,
         description="How many checked statements the guard remembers by their exact text "
         "(0: parse every call).",
+    )
+    label_ids: bool = Field(
+        True,
+        description="Add a <column>_name column next to a result column that holds the key "
+        "of an allowed table with a name/title/label column (one lookup per such column).",
     )
 
     @classmethod
@@ -105,6 +115,9 @@ class SQLToolSpec(GuardedToolSpec):
         self.guard = SelectGuard(
             self._sqlglot_dialect(), self.tables, self.known_tables, self.config.verdict_cache
         )
+        self._label_map: LabelMap | None = None
+        size = self.config.verdict_cache
+        self._sources = functools.lru_cache(maxsize=size)(self._trace) if size else self._trace
 
     @classmethod
     def from_url(cls, url: str, config: SQLSpecConfig | None = None) -> SQLToolSpec:
@@ -225,6 +238,7 @@ class SQLToolSpec(GuardedToolSpec):
             checked = self.guard.check(sql)
         except SQLRejected as exc:
             return ToolResult.fail(exc.code, exc.message, suggestion=exc.suggestion)
+        started = time.monotonic()
         try:
             rows = self.db.query(checked.sql, max_rows=min(limit, self.config.max_rows))
         except QueryTimeout as exc:
@@ -254,8 +268,16 @@ class SQLToolSpec(GuardedToolSpec):
                 "Nothing matched. Filter values are exact and case-sensitive: check them "
                 "in the schema or with describe_table, then query again."
             )
+        data: dict[str, Any] = {
+            "columns": rows.columns,
+            "rows": rows.rows,
+            "row_count": len(rows.rows),
+        }
+        added = self._add_labels(checked, rows, started)
+        if added:
+            data["labels_added"] = added
         result = ToolResult.ok(
-            {"columns": rows.columns, "rows": rows.rows, "row_count": len(rows.rows)},
+            data,
             sources=[
                 Source(file=self.db.display_url, locator=", ".join(checked.tables) or "query")
             ],
@@ -263,6 +285,66 @@ class SQLToolSpec(GuardedToolSpec):
         )
         result.truncated = rows.truncated
         return result
+
+    # --- names next to ids ----------------------------------------------------------------------
+    def labels(self) -> LabelMap | None:
+        """The links from key columns to label columns among the allowed tables (reflected
+        once; None while the schema cannot be read)."""
+        if self._label_map is None:
+            try:
+                self._label_map = reflect_labels(self.db.engine, self.tables)
+            except SQLAlchemyError as exc:  # locked or unreachable now: not cached
+                log.debug("no labels for %s: %s", self.db.display_url, _first_line(exc))
+                return None
+        return self._label_map
+
+    def _trace(self, sql: str) -> Any:
+        labels = self.labels()
+        dialect = self._sqlglot_dialect()
+        return column_sources(sql, dialect, labels.sqlglot_schema(dialect) if labels else None)
+
+    def _add_labels(self, checked: CheckedSQL, rows: Rows, started: float) -> list[str]:
+        """Append a ``<column>_name`` column for each result column holding a linked key
+        (:mod:`toolrag.tools.sql.labels`): one parameterised lookup per column, over allowed
+        tables, within what is left of the timeout. The existing values are never changed;
+        on any failure the rows stay as they were. Returns the added column names."""
+        if not self.config.label_ids or not rows.rows:
+            return []
+        try:
+            labels = self.labels()
+            if labels is None or not labels.linked_tables.intersection(checked.tables):
+                return []
+            plan = plan_labels(rows.columns, self._sources(checked.sql), checked.tables, labels)
+            added: list[tuple[str, list[Any]]] = []
+            for item in plan:
+                ids = list(
+                    dict.fromkeys(
+                        v
+                        for r in rows.rows
+                        if isinstance(v := r[item.index], str | int | float)
+                        and not isinstance(v, bool)
+                    )
+                )[: self.config.max_rows]
+                if not ids:
+                    continue
+                if item.target.table not in self.tables:  # the allow-list, once more
+                    continue
+                left = self.config.timeout_s - (time.monotonic() - started)
+                if left <= 0:
+                    log.debug("no time left for labels: %s", checked.sql[:200])
+                    return []
+                target = item.target
+                names = self.db.lookup(target.table, target.key, target.label, ids, left)
+                if names:
+                    added.append((item.column, [names.get(r[item.index]) for r in rows.rows]))
+        except Exception as exc:  # a label is a courtesy: never fail the call for it
+            log.debug("labels skipped (%s): %s", type(exc).__name__, exc)
+            return []
+        for column, values in added:
+            rows.columns.append(column)
+            for row, value in zip(rows.rows, values, strict=True):
+                row.append(value)
+        return [column for column, _ in added]
 
     def _sqlglot_dialect(self) -> str:
         return {"postgresql": "postgres", "mssql": "tsql"}.get(self.db.dialect, self.db.dialect)

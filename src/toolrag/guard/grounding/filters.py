@@ -1,0 +1,177 @@
+"""Filters the question names, added to a call that left them out.
+
+A small model searches by a question's dates but drops the project it names ("Which structural
+sheets for the Summit Ridge Hotel were revised between January and March 2026?" becomes
+``search_blueprints(description="structural", start_date=..., end_date=...)``), gets every
+project's sheets of the period, and lists them all. For every call, :func:`complete_filters`
+adds what the model left out and the question names without doubt:
+
+- a filter parameter with known values (a :class:`Vocabulary`: the values of a collection's
+  metadata field such as project or discipline, with their aliases, or the ``enum`` of the
+  tool's JSON schema such as a document type), when the question names exactly one of its
+  values;
+- a start and an end date parameter, when the question names one period
+  (:func:`toolrag.guard.grounding.periods.question_period`).
+
+A value the model gave is never changed (that is argument grounding's job,
+:mod:`toolrag.guard.grounding.calls`). The vocabulary comes from the data, not from rules about
+one domain, so the same step serves any collection. The caller runs the completed call as its
+own audited step, says in the result which filters were applied, and runs the call as the
+model wrote it when the added filters find nothing (:func:`toolrag.guard.named.run_completed`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from toolrag.guard.grounding.periods import MAX_CHARS, question_period
+
+_START = re.compile(r"(?:^|_)(?:start|from|since|after|begin|min)(?:_|$)")
+_END = re.compile(r"(?:^|_)(?:end|to|until|before|max)(?:_|$)")
+
+
+def _words(text: str) -> str:
+    """Lowercase words and digits separated by single spaces, padded: `` grb 107 summit ``."""
+    return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower())) + " "
+
+
+class FilterValues(BaseModel):
+    """The known values of one filter parameter: each value with the words that name it."""
+
+    values: dict[str, list[str]] = Field(
+        default_factory=dict, description="Canonical value -> aliases (the value included)."
+    )
+
+    @classmethod
+    def of(cls, values: Mapping[str, list[str]] | list[str]) -> FilterValues:
+        if isinstance(values, Mapping):
+            return cls(values={str(k): [str(k), *map(str, v)] for k, v in values.items()})
+        return cls(values={str(v): [str(v), str(v).replace("_", " ")] for v in values})
+
+    def named_in(self, question: str) -> list[str]:
+        """The values ``question`` names, by a whole-word alias (plural -s/-es allowed); a value
+        named only inside a longer alias of another value ("protection" in "fire protection")
+        does not count."""
+        text = _words(question[:MAX_CHARS])
+        spans: list[tuple[int, int, str]] = []
+        for value, aliases in self.values.items():
+            for alias in {_words(a).strip() for a in aliases if _words(a).strip()}:
+                for suffix in ("", "s", "es"):
+                    start = text.find(f" {alias}{suffix} ")
+                    if start >= 0:
+                        spans.append((start, start + len(alias) + len(suffix) + 1, value))
+        kept = {
+            value
+            for s, e, value in spans
+            if not any(s2 <= s and e <= e2 and (e2 - s2) > (e - s) and v2 != value
+                       for s2, e2, v2 in spans)
+        }  # fmt: skip
+        return sorted(kept)
+
+
+class Vocabulary(BaseModel):
+    """Known filter values: by parameter name for every tool that has the parameter, and by
+    tool for one tool's parameters. A parameter with an ``enum`` in its schema needs none."""
+
+    by_parameter: dict[str, FilterValues] = Field(default_factory=dict)
+    by_tool: dict[str, dict[str, FilterValues]] = Field(default_factory=dict)
+
+    def for_tool(self, tool: str, schema: Mapping[str, Any] | None) -> dict[str, FilterValues]:
+        properties = (schema or {}).get("properties") or {}
+        found: dict[str, FilterValues] = {}
+        for param, prop in properties.items():
+            values = self.by_tool.get(tool, {}).get(param) or self.by_parameter.get(param)
+            enum = _enum(prop)
+            if values is None and enum:
+                values = FilterValues.of(enum)
+            if values is not None:
+                found[param] = values
+        return found
+
+
+def _enum(prop: Mapping[str, Any]) -> list[str]:
+    if isinstance(prop.get("enum"), list):
+        return [str(v) for v in prop["enum"] if v is not None]
+    for option in prop.get("anyOf") or []:
+        if isinstance(option, Mapping) and isinstance(option.get("enum"), list):
+            return [str(v) for v in option["enum"] if v is not None]
+    return []
+
+
+def date_parameters(schema: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
+    """The tool's start-date and end-date parameters (``start_date``/``end_date``,
+    ``since``/``until``, ``date_from``/``date_to``...), each only when exactly one fits."""
+    properties = (schema or {}).get("properties") or {}
+
+    def is_date(prop: Mapping[str, Any]) -> bool:
+        formats = [prop.get("format")] + [o.get("format") for o in prop.get("anyOf") or []]
+        return "date" in formats
+
+    dated = [p for p, prop in properties.items() if is_date(prop) or "date" in p.lower()]
+    starts = [p for p in dated if _START.search(p.lower())]
+    ends = [p for p in dated if _END.search(p.lower())]
+    return (starts[0] if len(starts) == 1 else None), (ends[0] if len(ends) == 1 else None)
+
+
+class Completion(BaseModel):
+    """A call's arguments with the filters the question names added, and what was added."""
+
+    arguments: dict[str, Any]
+    added: dict[str, Any] = Field(default_factory=dict)
+    applied: dict[str, Any] = Field(
+        default_factory=dict, description="Every filter the call runs with, added or given."
+    )
+
+    def note(self) -> str | None:
+        """What the result says about its filters when some were added (every filter it ran
+        with, the added ones marked), else None: a call that ran as written needs no note."""
+        if not self.added:
+            return None
+        parts = [
+            f"{k}={v!r}" + (" (added: the question names it)" if k in self.added else "")
+            for k, v in self.applied.items()
+        ]
+        return "Filters applied: " + ", ".join(parts) + "."
+
+
+def _missing(arguments: Mapping[str, Any], key: str) -> bool:
+    value = arguments.get(key)
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def complete_filters(
+    question: str,
+    tool: str,
+    schema: Mapping[str, Any] | None,
+    arguments: Mapping[str, Any],
+    vocabulary: Vocabulary | None,
+) -> Completion:
+    """``arguments`` with every filter the question names and the model left out (see the
+    module docstring)."""
+    args = dict(arguments)
+    added: dict[str, Any] = {}
+    applied: dict[str, Any] = {}
+    if not question.strip():
+        return Completion(arguments=args)
+    for param, values in (vocabulary or Vocabulary()).for_tool(tool, schema).items():
+        if _missing(args, param):
+            named = values.named_in(question)
+            if len(named) == 1:
+                args[param] = added[param] = named[0]
+        if not _missing(args, param):
+            applied[param] = args[param]
+    start, end = date_parameters(schema)
+    if start or end:
+        period = question_period(question)
+        for key, day in ((start, period[0] if period else None),
+                         (end, period[1] if period else None)):  # fmt: skip
+            if key and _missing(args, key) and isinstance(day, date):
+                args[key] = added[key] = day.isoformat()
+            if key and not _missing(args, key):
+                applied[key] = args[key] if isinstance(args[key], str) else str(args[key])
+    return Completion(arguments=args, added=added, applied=applied)

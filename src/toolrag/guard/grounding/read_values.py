@@ -1,0 +1,100 @@
+"""Values a companion call computes with must have been read.
+
+A small model offered ``sum_values`` beside ``run_sql`` for "What is the total concrete budget
+across every project?" called ``sum_values`` first, with numbers it made up, and answered with
+their total. A companion tool (``ToolCard.companion``: arithmetic over what other tools return)
+may only compute with numbers and dates the question gives or the run has read since (earlier
+tool results, a chat's earlier turns). :func:`unread_values` names the others; the guard refuses
+such a call with a message that says to read the values with a data tool first.
+
+Numbers compare by value whatever their format ("23,147,914" read, 23147914 passed; a sign may
+differ) and a number that counts days, weeks or items up to 31 is always accepted (a shift of
+"7 days" is seldom written as a figure). Dates compare as dates: ISO, or written in words in
+the text read ("June 30, 2026"), or the bounds of the period the question names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterable, Mapping
+from datetime import date
+from typing import Any
+
+from toolrag.guard.grounding.periods import MAX_CHARS, question_period
+from toolrag.tools.result import ErrorCode, ToolResult
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])-?\d+(?:\.\d+)?")
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MONTH_NAMES = re.findall(r"[a-z]+", "jan feb mar apr may jun jul aug sep oct nov dec")
+_MONTHS = {m: n for n, m in enumerate(_MONTH_NAMES, 1)}
+_WORDS_DATE = re.compile(
+    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? (\d{1,2})(?:st|nd|rd|th)?,? "
+    r"(\d{4})\b"
+)
+SMALL = 31  # a count of days or items this small needs no source
+MAX_SEEN_CHARS = 200_000  # of what the run has read, the latest part is scanned
+
+
+def _numbers(text: str) -> set[float]:
+    return {abs(float(n.replace(",", ""))) for n in _NUMBER.findall(text)}
+
+
+def _dates(text: str) -> set[date]:
+    found = set()
+    for y, m, d in _ISO.findall(text):
+        with contextlib.suppress(ValueError):
+            found.add(date(int(y), int(m), int(d)))
+    for mon, d, y in _WORDS_DATE.findall(text.lower()):
+        with contextlib.suppress(ValueError):
+            found.add(date(int(y), _MONTHS[mon], int(d)))
+    return found
+
+
+def _values(value: Any) -> Iterable[Any]:
+    if isinstance(value, list | tuple):
+        for item in value:
+            yield from _values(item)
+    elif not isinstance(value, bool):
+        yield value
+
+
+def unread_values(arguments: Mapping[str, Any], question: str, seen: str) -> list[str]:
+    """The number and date arguments that neither ``question`` nor ``seen`` gives, as
+    ``key=value`` strings (see the module docstring)."""
+    text = question[:MAX_CHARS] + "\n" + seen[-MAX_SEEN_CHARS:]
+    numbers, dates = _numbers(text), _dates(text)
+    period = question_period(question)
+    if period:
+        dates |= {d for d in period if d is not None}
+    unread = []
+    for key, value in arguments.items():
+        for item in _values(value):
+            if isinstance(item, int | float):
+                if abs(item) <= SMALL or any(abs(abs(item) - n) < 0.005 for n in numbers):
+                    continue
+                unread.append(f"{key}={item!r}")
+            elif isinstance(item, date) or (isinstance(item, str) and _ISO.fullmatch(item.strip())):
+                day = item if isinstance(item, date) else date.fromisoformat(item.strip())
+                if day not in dates:
+                    unread.append(f"{key}={day.isoformat()!r}")
+            elif isinstance(item, str) and re.fullmatch(r"[-+$\d,. ]+", item.strip()):
+                digits = item.replace("$", "").replace(",", "").strip()
+                try:
+                    amount = abs(float(digits))
+                except ValueError:
+                    continue
+                if amount > SMALL and not any(abs(amount - n) < 0.005 for n in numbers):
+                    unread.append(f"{key}={item!r}")
+    return unread
+
+
+def unread_refusal(name: str, unread: list[str]) -> ToolResult:
+    """The error a companion call with unread values gets instead of running."""
+    return ToolResult.fail(
+        ErrorCode.INVALID_ARGUMENT,
+        f"{', '.join(unread[:6])}: {name} computes only with values the question gives or a "
+        "tool returned, and these are in neither.",
+        suggestion="First call the tool that holds these figures or dates (the database, a "
+        f"search, a schedule), then call {name} with the values it returned.",
+    )

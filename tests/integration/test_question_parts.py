@@ -1,0 +1,75 @@
+"""The filters a question names, every part of a question, and no action for a question that
+asks for information: through the real toolbox (LanceDB, the field API), the LLM scripted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from toolrag import Toolbox
+
+from ..conftest import final, react
+
+ACTIONS = {"create_inspection_note", "create_rfi_draft", "update_rfi_status",
+           "cancel_inspection", "submit_change_order"}  # fmt: skip
+
+
+def test_the_project_and_discipline_the_question_names_are_added(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    args = {"description": "structural", "start_date": "2026-01-01", "end_date": "2026-03-31"}
+    tb = toolbox_factory([react("search_blueprints", args), final("S-201.")])
+    answer = tb.ask(
+        "Which structural sheets for the Summit Ridge Hotel were revised between January and "
+        "March 2026?"
+    )
+    step = answer.trace[0]
+    assert step.arguments == args  # what the model wrote
+    assert step.ran_with == {**args, "project": "GRB-107", "discipline": "Structural"}
+    rows = json.loads(step.observation)["data"]
+    assert rows and {r["project"] for r in rows} == {"GRB-107"}
+    assert {r["discipline"] for r in rows} == {"Structural"}
+    assert "Filters applied" in step.observation and "added" in step.observation
+
+
+def test_a_question_that_asks_for_information_is_offered_no_action(
+    rest_toolbox: Callable[..., Toolbox],
+) -> None:
+    tb = rest_toolbox([react("run_sql", {"sql": "SELECT 1"}), final("None.")])
+    answer = tb.ask("Which invoices of Cedar Valley Fire Station 7 are still unpaid?")
+    assert not ACTIONS & set(answer.tools_offered)
+    tb = rest_toolbox([final("Submitted.")])
+    answer = tb.ask("Submit change order GRB-101-CO-002 to the owner.")
+    assert "submit_change_order" in answer.tools_offered
+
+
+def test_every_part_of_a_question_gets_a_tool(rest_toolbox: Callable[..., Toolbox]) -> None:
+    question = (
+        "When is substantial completion planned for the Summit Ridge Hotel, and how many "
+        "workers are on its site today?"
+    )
+    tb = rest_toolbox(
+        [
+            react("get_project_schedule", {"project": "GRB-107", "milestone": "substantial"}),
+            final("Substantial completion is planned for 2027-01-29."),
+            react("get_site_status", {"project": "GRB-107"}),
+            final("Substantial completion is planned for 2027-01-29; 72 workers are on site."),
+        ]
+    )
+    answer = tb.ask(question)
+    parts = tb.tool_retriever().retriever  # a fresh retriever reads the question the same way
+    parts.retrieve(question)
+    assert [tool for _, tool in parts.last_parts] == ["get_project_schedule", "get_site_status"]
+    assert answer.tools_called == ["get_project_schedule", "get_site_status"]
+    assert answer.repairs == 1
+    prompt = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
+    assert "no tool was called for this part" in prompt and "get_site_status" in prompt
+    assert "72 workers" in answer.answer
+
+
+def test_a_question_of_one_part_is_not_asked_again(toolbox_factory: Callable[..., Toolbox]) -> None:
+    tb = toolbox_factory(
+        [react("get_project_schedule", {"project": "GRB-107"}), final("2027-01-29.")]
+    )
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert answer.repairs == 0 and answer.answer == "2027-01-29."

@@ -1,0 +1,114 @@
+"""Action tools only for requests that ask for the action; the gate chosen from requests."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from llama_index.core.embeddings import BaseEmbedding
+
+from toolrag.cards.card import ToolCard
+from toolrag.retrieval.gate import MIN_REQUESTS, choose_gate
+from toolrag.retrieval.index import ToolIndex
+from toolrag.retrieval.intent import action_verbs, asks_for_action
+
+
+class HashEmbedding(BaseEmbedding):
+    """Bag of hashed words: a small fake embedding whose cosines follow shared words."""
+
+    def _vec(self, text: str) -> list[float]:
+        v = np.zeros(64)
+        for w in re.findall(r"[a-z]+", text.lower()):
+            v[int(hashlib.md5(w.encode()).hexdigest(), 16) % 64] += 1.0
+        n = np.linalg.norm(v)
+        return (v / n if n else v).tolist()
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._vec(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._vec(text)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._vec(query)
+
+
+@pytest.fixture
+def fake_embed() -> HashEmbedding:
+    return HashEmbedding(model_name="hash-64")
+
+
+SUBMIT = ToolCard(
+    name="submit_change_order", description="Submit a change order.", side_effect="external"
+)
+CANCEL = ToolCard(
+    name="cancel_inspection", description="Cancel an inspection.", side_effect="delete"
+)
+NOTE = ToolCard(name="create_inspection_note", description="Add a note.", side_effect="write")
+MAIL = ToolCard(name="mailer", description="Send an email to a person.", side_effect="external")
+READ = ToolCard(name="list_invoices", description="List invoices.")
+
+
+@pytest.mark.parametrize(
+    ("request_", "card", "asks"),
+    [
+        ("Which invoices of GRB-104 are unpaid?", SUBMIT, False),
+        ("What change orders were submitted last month?", SUBMIT, False),
+        ("How much was the change order for?", SUBMIT, False),
+        ("Submit change order GRB-101-CO-002 to the owner.", SUBMIT, True),
+        ("Please send CO-3 to the owner", SUBMIT, True),  # another verb of the same kind
+        ("Was the inspection cancelled?", CANCEL, False),
+        ("Which inspections were cancelled in November?", CANCEL, False),
+        ("Cancel INSP-101-04", CANCEL, True),
+        ("Can you cancel INSP-101-04?", CANCEL, True),
+        ("I need INSP-101-04 cancelled", CANCEL, True),
+        ("Show INSP-101-04 and then cancel it", CANCEL, True),
+        ("Add a note to INSP-101-04: re-inspection passed", NOTE, True),
+        ("What notes were added to INSP-101-04?", NOTE, False),
+        ("Open RFIs on GRB-101?", NOTE, False),
+        ("Email the superintendent the schedule", MAIL, True),  # the verb from the description
+        ("Who is the superintendent?", MAIL, False),
+        ("anything at all", READ, True),  # read tools are always offered
+    ],
+)
+def test_asks_for_action(request_: str, card: ToolCard, asks: bool) -> None:
+    assert asks_for_action(request_, card) is asks
+
+
+def test_action_verbs_come_from_the_name_or_the_description() -> None:
+    assert {"submit", "send"} <= action_verbs(SUBMIT)
+    assert "send" in action_verbs(MAIL)
+
+
+def test_a_pool_without_enough_written_requests_gets_no_gate(
+    tmp_path: Path, fake_embed: HashEmbedding
+) -> None:
+    index = ToolIndex(tmp_path, fake_embed, table="tools")
+    index.sync([ToolCard(name="a", description="Alpha tool.", synthetic=["use alpha"])])
+    choice = choose_gate(index)
+    assert choice.gate is None and choice.requests == 1 and "synth" in choice.reason
+
+
+def test_the_gate_keeps_tools_for_the_share_asked(
+    tmp_path: Path, fake_embed: HashEmbedding
+) -> None:
+    words = ["invoice", "schedule", "weather", "inspection", "budget", "drawing", "contract"]
+    cards = [
+        ToolCard(
+            name=f"tool_{w}",
+            description=f"Look up the {w} records of a project.",
+            synthetic=[f"show the {w} records", f"find {w} details for a project", f"{w} list"],
+        )
+        for w in words
+    ]
+    index = ToolIndex(tmp_path, fake_embed, table="tools")
+    index.sync(cards)
+    assert len(index.written_requests()) >= MIN_REQUESTS
+    choice = choose_gate(index, keep=0.9, k=3)
+    assert choice.gate is not None and choice.kept is not None
+    assert choice.kept >= 0.9
+    looser = choose_gate(index, keep=0.5, k=3)
+    assert looser.gate is not None and looser.gate >= choice.gate

@@ -1,0 +1,188 @@
+"""Filters the question names, added to calls that left them out; periods read from words."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date
+from typing import Any
+
+import pytest
+from llama_index.core.tools import FunctionTool
+
+from toolrag.cards.card import ToolCard
+from toolrag.content.projects import Project, ProjectCatalog
+from toolrag.guard import ToolGuard
+from toolrag.guard.grounding.filters import (
+    FilterValues,
+    Vocabulary,
+    complete_filters,
+    date_parameters,
+)
+from toolrag.guard.grounding.narrow import Narrowed, call_with_named_filters
+from toolrag.guard.grounding.periods import question_period
+from toolrag.tools.result import ToolResult
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "description": {"type": "string"},
+        "start_date": {"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}]},
+        "end_date": {"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}]},
+        "project": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "discipline": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "document_type": {
+            "anyOf": [{"enum": ["change_order", "rfi", "contract"]}, {"type": "null"}]
+        },
+    },
+    "required": ["description"],
+}
+CATALOG = ProjectCatalog(
+    projects=[
+        Project(code="GRB-107", name="Summit Ridge Hotel"),
+        Project(code="GRB-101", name="Riverside Medical Office Building"),
+        Project(code="GRB-109", name="Foundry Street Office Building"),
+    ]
+)
+VOCAB = Vocabulary(
+    by_parameter={"project": FilterValues.of(CATALOG.aliases())},
+    by_tool={"search": {"discipline": FilterValues.of(["Structural", "Fire Protection"])}},
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "period"),
+    [
+        ("revised between January and March 2026?", (date(2026, 1, 1), date(2026, 3, 31))),
+        ("between January 1 and March 31, 2026", (date(2026, 1, 1), date(2026, 3, 31))),
+        ("in the first quarter of 2026", (date(2026, 1, 1), date(2026, 3, 31))),
+        ("during Q3 2025", (date(2025, 7, 1), date(2025, 9, 30))),
+        ("in the second half of 2025", (date(2025, 7, 1), date(2025, 12, 31))),
+        ("from Oct 1, 2025 to Jan 31, 2026", (date(2025, 10, 1), date(2026, 1, 31))),
+        ("between November and February 2026", (date(2025, 11, 1), date(2026, 2, 28))),
+        ("in November 2025", (date(2025, 11, 1), date(2025, 11, 30))),
+        ("since 2025-10-01", (date(2025, 10, 1), None)),
+        ("before December 5, 2025", (None, date(2025, 12, 5))),
+        ("in 2025", (date(2025, 1, 1), date(2025, 12, 31))),
+    ],
+)
+def test_periods_in_words(question: str, period: tuple[date | None, date | None]) -> None:
+    assert question_period(question) == period
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["How many days were lost?", "INSP-109-02's result", "the GRB-2024 budget",
+     "Was 2025-12-10 a holiday?", "Which inspection failed?"],
+)  # fmt: skip
+def test_no_period_is_guessed(question: str) -> None:
+    assert question_period(question) is None
+
+
+def test_the_project_and_period_the_question_names_are_added() -> None:
+    q = (
+        "Which structural sheets for the Summit Ridge Hotel were revised between January "
+        "and March 2026?"
+    )
+    done = complete_filters(q, "search", SCHEMA, {"description": "structural"}, VOCAB)
+    assert done.added == {
+        "project": "GRB-107",
+        "discipline": "Structural",
+        "start_date": "2026-01-01",
+        "end_date": "2026-03-31",
+    }
+    assert "project='GRB-107' (added" in (done.note() or "")
+
+
+def test_values_the_model_gave_are_never_changed() -> None:
+    q = "Which sheets for the Summit Ridge Hotel were revised in 2026?"
+    done = complete_filters(
+        q, "search", SCHEMA, {"description": "x", "project": "GRB-101", "start_date": "2026-02-01"},
+        VOCAB,
+    )  # fmt: skip
+    assert done.arguments["project"] == "GRB-101"
+    assert done.arguments["start_date"] == "2026-02-01"
+    assert done.added == {"end_date": "2026-12-31"}
+
+
+def test_two_named_values_are_ambiguous_and_nothing_is_added() -> None:
+    q = "Compare the Summit Ridge Hotel and GRB-101 structural sheets."
+    done = complete_filters(q, "search", SCHEMA, {"description": "x"}, VOCAB)
+    assert "project" not in done.added
+    assert done.added == {"discipline": "Structural"}
+
+
+def test_aliases_are_whole_words_and_distinctive() -> None:
+    aliases = CATALOG.aliases()
+    assert "summit ridge" in aliases["GRB-107"]
+    assert "office building" not in aliases["GRB-101"]  # two names hold it
+    values = FilterValues.of(aliases)
+    assert values.named_in("What did the Riverside Medical team decide?") == ["GRB-101"]
+    assert values.named_in("the office building lobby") == []
+    assert values.named_in("summitridge") == []
+    # a value named only inside a longer alias of another does not count
+    nested = FilterValues.of({"fire": ["fire"], "fire protection": ["fire protection"]})
+    assert nested.named_in("fire protection sheets") == ["fire protection"]
+
+
+def test_schema_enums_are_a_vocabulary_of_their_own() -> None:
+    q = "What change orders did the Summit Ridge Hotel approve?"
+    done = complete_filters(q, "search", SCHEMA, {"description": "approved"}, Vocabulary())
+    assert done.added == {"document_type": "change_order"}  # plural, underscore as a space
+
+
+def test_date_parameters_by_name() -> None:
+    assert date_parameters(SCHEMA) == ("start_date", "end_date")
+    since = {
+        "properties": {"since": {"type": "string", "format": "date"}, "until": {"format": "date"}}
+    }
+    assert date_parameters(since) == ("since", "until")
+    assert date_parameters({"properties": {"date": {"format": "date"}}}) == (None, None)
+
+
+def _guard(rows_for: Any, side_effect: str = "read") -> tuple[ToolGuard, list[dict[str, Any]]]:
+    calls: list[dict[str, Any]] = []
+
+    def search(description: str, project: str | None = None) -> ToolResult:
+        calls.append({"description": description, "project": project})
+        return ToolResult.ok(rows_for(project))
+
+    tool = FunctionTool.from_defaults(fn=search, name="search")
+    card = ToolCard(
+        name="search",
+        description="Search.",
+        side_effect=side_effect,  # type: ignore[arg-type]
+        parameters=tool.metadata.get_parameters_dict(),
+    )
+    return ToolGuard([tool], [card], vocabulary=VOCAB), calls
+
+
+def _ask(guard: ToolGuard) -> Narrowed:
+    """One search call that left out the project, for a question that names one."""
+    question = "Summit Ridge Hotel sheets?"
+    return asyncio.run(
+        call_with_named_filters(
+            guard, "search", {"description": "x"}, question=question, run_id="r", step=1
+        )
+    )
+
+
+def test_the_completed_call_runs_and_says_so() -> None:
+    guard, calls = _guard(lambda project: [{"sheet": "S-201", "project": project}])
+    done = _ask(guard)
+    assert calls == [{"description": "x", "project": "GRB-107"}]
+    assert done.arguments == {"description": "x", "project": "GRB-107"}
+    assert "Filters applied: project='GRB-107' (added" in (done.result.suggestion or "")
+
+
+def test_an_added_filter_that_finds_nothing_falls_back_to_the_call_as_written() -> None:
+    guard, calls = _guard(lambda project: [] if project else [{"sheet": "S-201"}])
+    done = _ask(guard)
+    assert [c["project"] for c in calls] == ["GRB-107", None]
+    assert done.steps == 2 and done.arguments == {"description": "x"}
+    assert not done.result.empty
+
+
+def test_actions_are_never_completed() -> None:
+    guard, calls = _guard(lambda project: [{"ok": True}], side_effect="write")
+    _ask(guard)
+    assert calls == [{"description": "x", "project": None}]

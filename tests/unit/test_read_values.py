@@ -1,0 +1,43 @@
+"""A companion (arithmetic) call computes only with values the question gave or a tool returned."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from toolrag.guard.grounding.read_values import unread_refusal, unread_values
+
+
+def test_made_up_numbers_are_named() -> None:
+    assert unread_values({"values": [15000, 23000]}, "What is the total concrete budget?", "") == [
+        "values=15000",
+        "values=23000",
+    ]
+
+
+def test_numbers_read_in_any_format_are_accepted() -> None:
+    seen = '{"rows": [[23147914], ["1,200.50"], [-22400]]}'
+    assert unread_values({"values": ["23,147,914", 1200.5, 22400]}, "q", seen) == []
+
+
+def test_small_counts_need_no_source() -> None:
+    assert (
+        unread_values({"start": "2026-01-01", "days": 14}, "14 days after January 1, 2026?", "")
+        == []
+    )
+    assert unread_values({"days": 30}, "q", "") == []
+
+
+def test_dates_read_or_named_by_the_question() -> None:
+    seen = '{"planned_finish": "2026-01-16", "actual_finish": "November 12, 2025"}'
+    assert unread_values({"start": "2025-11-12", "end": date(2026, 1, 16)}, "q", seen) == []
+    in_q = unread_values(
+        {"start": "2026-01-01", "end": "2026-03-31"}, "between January and March 2026", ""
+    )
+    assert in_q == []
+    assert unread_values({"start": "2024-05-05"}, "q", "") == ["start='2024-05-05'"]
+
+
+def test_the_refusal_says_to_read_first() -> None:
+    result = unread_refusal("sum_values", ["values=15000"])
+    assert not result.success and result.error_code is not None
+    assert "First call the tool" in (result.suggestion or "")
