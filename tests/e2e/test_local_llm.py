@@ -81,6 +81,7 @@ def chinook_toolbox(tmp_path_factory: pytest.TempPathFactory) -> Toolbox:
         index_dir=work / "indexes",
         content_types=[],
         llm_provider="local",
+        compute_tools=False,  # run_sql alone
         database_url=f"sqlite:///{db}",
         toolspecs_dir=specs,
     )

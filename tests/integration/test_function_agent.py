@@ -52,8 +52,10 @@ def test_function_agent_calls_a_tool_and_answers_from_its_result(
     # The function-calling LLM was offered the retrieved tools, not every tool.
     offered = tb.llm.tools_offered[0]
     assert SCHEDULE in offered
-    # tool_top_k retrieved tools, plus any compute tool that ranked among them (a companion)
-    assert len([n for n in offered if n not in COMPUTE_TOOLS]) == tb.settings.tool_top_k
+    # at most tool_top_k retrieved tools (an action tool among them is left out for a question
+    # that asks for information), plus any compute tool that ranked among them (a companion)
+    retrieved = [n for n in offered if n not in COMPUTE_TOOLS]
+    assert 1 <= len(retrieved) <= tb.settings.tool_top_k < len(tb.tools())
     # Its second turn read the tool's real result as a tool message.
     assert "2027-01-29" in _tool_messages(tb.llm, 1)
 

@@ -48,9 +48,9 @@ def test_tool_cards_follow_the_contract(tools: dict[str, Any]) -> None:
             "get_project_schedule",
             "run_sql",  # toolspecs/sql.yaml exposes run_sql alone to the agent
         }
-        | FIELD_API_TOOLS
-        | set(COMPUTE_TOOLS)  # compute_tools is on by default
+        | FIELD_API_TOOLS  # compute_tools is off by default
     )
+    assert not set(COMPUTE_TOOLS) & set(tools)
     for tool in tools.values():
         desc = tool.metadata.description
         assert desc.count(". ") + 1 >= 3 and "Use it" in desc and "does not" in desc

@@ -285,7 +285,7 @@ def test_the_rendered_result_groups_large_figures_and_keeps_the_summary(
 # --- the toolbox ----------------------------------------------------------------------------------
 def test_the_setting_is_on_by_default_and_documented() -> None:
     field = Settings.model_fields["compute_tools"]
-    assert Settings().compute_tools is True and field.description
+    assert Settings().compute_tools is False and field.description
     assert "`compute_tools`" in (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
 
 
@@ -313,7 +313,7 @@ def _toolbox(tmp_path: Path, database: bool = True, **settings: Any) -> Toolbox:
 
 
 def test_the_toolbox_adds_the_compute_tools_after_its_other_tools(tmp_path: Path) -> None:
-    tb = _toolbox(tmp_path)
+    tb = _toolbox(tmp_path, compute_tools=True)
     names = [t.metadata.get_name() for t in tb.tools()]
     assert names == ["list_tables", "describe_table", "run_sql", *COMPUTE_TOOLS]
     cards = {c.name: c for c in tb.cards()}
@@ -332,4 +332,4 @@ def test_compute_tools_off_or_alone_are_not_offered(tmp_path: Path) -> None:
         "run_sql",
     ]
     # arithmetic alone answers nothing: a toolbox without data tools still has no tools
-    assert _toolbox(tmp_path / "bare", database=False).tools() == []
+    assert _toolbox(tmp_path / "bare", database=False, compute_tools=True).tools() == []

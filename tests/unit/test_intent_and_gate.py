@@ -13,7 +13,7 @@ from llama_index.core.embeddings import BaseEmbedding
 from toolrag.cards.card import ToolCard
 from toolrag.retrieval.gate import MIN_REQUESTS, choose_gate
 from toolrag.retrieval.index import ToolIndex
-from toolrag.retrieval.intent import action_verbs, asks_for_action
+from toolrag.retrieval.intent import action_verbs, asks_for_action, asks_for_arithmetic
 
 
 class HashEmbedding(BaseEmbedding):
@@ -112,3 +112,19 @@ def test_the_gate_keeps_tools_for_the_share_asked(
     assert choice.kept >= 0.9
     looser = choose_gate(index, keep=0.5, k=3)
     assert looser.gate is not None and looser.gate >= choice.gate
+
+
+@pytest.mark.parametrize(
+    ("request_", "asks"),
+    [
+        ("What is the liquidated damages rate in the prime contract?", False),
+        ("Which structural sheets were revised?", False),
+        ("When is substantial completion planned?", False),
+        ("How many days late did structural steel top out?", True),
+        ("What share of the budget is spent?", True),
+        ("What is the total amount of disputed invoices?", True),
+        ("How much more is the hotel contract worth than the library's?", True),
+    ],
+)
+def test_asks_for_arithmetic(request_: str, asks: bool) -> None:
+    assert asks_for_arithmetic(request_) is asks

@@ -9,7 +9,8 @@ object-node mapping that resolves a name to the registered tool. On top of retri
 - a ``floor`` or a ``gate`` (cosines, :meth:`ToolIndex.retrieve`) lets a question no tool fits
   get none, so the agent answers it without tools;
 - a companion card (``ToolCard.companion``: arithmetic over what other tools return) is
-  offered beside the top k when it ranks among them, never in the place of one;
+  offered beside the top k when it ranks among them and the request asks for arithmetic
+  (:func:`~toolrag.retrieval.intent.asks_for_arithmetic`), never in the place of one;
 - a write, delete or external tool is offered only to a request that asks for its action
   (:mod:`toolrag.retrieval.intent`), or that names it;
 - a tool whose parameter takes another tool's output brings that tool along
@@ -39,7 +40,7 @@ from llama_index.core.tools import BaseTool
 
 from toolrag.cards.names import TOOL_NAME
 from toolrag.retrieval.index import ToolIndex
-from toolrag.retrieval.intent import asks_for_action
+from toolrag.retrieval.intent import asks_for_action, asks_for_arithmetic
 
 UnknownTool = Callable[[str], BaseTool]
 MAX_PARTS = 4  # parts of one question searched for their own best tool
@@ -148,8 +149,9 @@ class ToolIndexRetriever(BaseRetriever):
             if h.name in self.names and (h.named or self._asked(h.id))
         ]
         # companions (compute helpers) ride along when they rank in the top k, in no one's place
+        arithmetic = asks_for_arithmetic(self.last_searched)
         found = [h for h in ranked if h.name not in companions][: self.k] + [
-            h for h in ranked[: self.k] if h.name in companions
+            h for h in ranked[: self.k] if h.name in companions and arithmetic
         ]
         hits = [(h.name, h.score) for h in found]
         self.last_retrieved = hits

@@ -80,3 +80,22 @@ def asks_for_action(request: str, card: ToolCard) -> bool:
         return False
     stems = {_stem(v) for v in verbs}
     return any(_stem(w) in stems for w in words)
+
+
+# Words that ask for arithmetic over figures or dates: a companion (compute) tool is offered only
+# to a request that has one. "What is the liquidated damages rate?" has none, and offered
+# calculate_share beside the documents, the local model went to run_sql instead.
+_ARITHMETIC = re.compile(
+    r"\b(?:how many (?:days|weeks|months|years|working days|calendar days)|how long|difference|"
+    r"differ|how much (?:more|less)|more than|less than|fewer than|greater|higher|lower|larger|"
+    r"smaller|exceed\w*|"
+    r"percent\w*|share|proportion|ratio|fraction|total\w*|sum|add(?:ed)? up|combined|altogether|"
+    r"average|mean|late|early|ahead|behind|overdue|elapsed|compare\w*|versus|vs\.?|"
+    r"after|before|until|since|plus|minus)\b|%"
+)
+
+
+def asks_for_arithmetic(request: str) -> bool:
+    """Whether ``request`` asks for arithmetic: a total, a difference, a share, a count of days
+    between dates, a comparison of two figures (English words only)."""
+    return bool(_ARITHMETIC.search(request[:MAX_CHARS].lower()))
