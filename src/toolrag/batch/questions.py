@@ -66,8 +66,7 @@ def load_questions(path: Path) -> list[Question]:
     return questions
 
 
-_MONTHS = MONTHS  # month names and abbreviations -> 1..12
-_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 # "june 30, 2026" / "jun. 30 2026" and "30 june 2026" / "30th of june, 2026"
 _MONTH_FIRST = re.compile(rf"\b{_MONTH} {_DAY},? (\d{{4}})\b")
@@ -76,7 +75,7 @@ _DAY_FIRST = re.compile(rf"\b{_DAY} (?:of )?{_MONTH},? (\d{{4}})\b")
 
 def _iso(year: str, month: str, day: str, original: str) -> str:
     try:
-        return date(int(year), _MONTHS[month], int(day)).isoformat()
+        return date(int(year), MONTHS[month], int(day)).isoformat()
     except ValueError:  # "february 30, 2026" is left as written
         return original
 

@@ -136,7 +136,7 @@ class ToolIndexRetriever(BaseRetriever):
         if self.resolve_unknown and TOOL_NAME.fullmatch(query):  # a call to a made-up name
             return [self._node(query, 0.0)]
         self.last_searched = self.index.search_text(query)
-        companions = {c.name for c in self.index.cards.values() if c.companion}
+        companions = self._companions()
         ranked = [
             h
             for h in self.index.retrieve(
@@ -172,7 +172,7 @@ class ToolIndexRetriever(BaseRetriever):
         value and how many workers are on site?"), with the tool that fits it best; [] for a
         question of one part. The agent checks that it called a tool for every part."""
         parts, _ = self.index.stages.split(query)
-        companions = {c.name for c in self.index.cards.values() if c.companion}
+        companions = self._companions()
         out = []
         for part in parts[:MAX_PARTS]:
             hits = self.index.retrieve(
@@ -182,6 +182,10 @@ class ToolIndexRetriever(BaseRetriever):
             if best and best[0].name in self.names and self._asked(best[0].id):
                 out.append((part, best[0].name))
         return out if len({tool for _, tool in out}) > 1 else []
+
+    def _companions(self) -> set[str]:
+        """The names of the index's companion cards (``ToolCard.companion``)."""
+        return {c.name for c in self.index.cards.values() if c.companion}
 
     def _asked(self, card_id: str) -> bool:
         """A read tool, or an action tool the question asks for (:mod:`.intent`): a question

@@ -31,8 +31,7 @@ MONTHS = {  # month names and abbreviations, lowercase -> 1..12
     )
     for name in names
 }  # fmt: skip
-_MONTHS = MONTHS
-_MONTH = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _YEAR = r"(?:19|20)\d{2}"
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _ISO = rf"{_YEAR}-\d{{1,2}}-\d{{1,2}}"
@@ -66,7 +65,7 @@ Period = tuple[date | None, date | None]
 
 
 def _month_number(word: str) -> int:
-    return _MONTHS[word.rstrip(".")]
+    return MONTHS[word.rstrip(".")]
 
 
 def _month_end(year: int, month: int) -> date:
@@ -81,7 +80,7 @@ def _parse_date(text: str) -> date | None:
             return date(int(m[1]), int(m[2]), int(m[3]))
         words = re.findall(r"[a-z]+\.?|\d+", text)
         year = int(next(w for w in words if len(w) == 4 and w.isdigit()))
-        month = next(_month_number(w) for w in words if w.rstrip(".") in _MONTHS)
+        month = next(_month_number(w) for w in words if w.rstrip(".") in MONTHS)
         day = int(next(w for w in words if w.isdigit() and len(w) <= 2))
         return date(year, month, day)
     except (ValueError, StopIteration):
