@@ -181,9 +181,10 @@ def test_bad_arguments_become_structured_errors(
     assert r.suggestion
 
 
-def test_unknown_argument_is_ignored_and_reported(tools: dict[str, Any]) -> None:
+def test_unknown_argument_is_refused_with_the_real_ones(tools: dict[str, Any]) -> None:
     r = call(tools, "get_project_schedule", project="GRB-101", color="blue")
-    assert r.success and "color" in (r.suggestion or "")
+    assert not r.success and r.error_code == ErrorCode.INVALID_ARGUMENT and r.recoverable
+    assert "'color'" in (r.error_message or "") and "project" in (r.error_message or "")
 
 
 def test_result_renders_compact_json(tools: dict[str, Any]) -> None:

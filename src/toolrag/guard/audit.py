@@ -36,6 +36,8 @@ CREATE TABLE IF NOT EXISTS audit (
 """
 
 
+MAX_ARGUMENTS_CHARS = 8_000  # of redacted JSON per record
+
 _COLUMNS = ("ts", "agent", "run_id", "tool", "version", "side_effect", "arguments", "status",
             "error_code", "latency_ms")  # fmt: skip
 
@@ -95,7 +97,9 @@ class AuditLog:
         latency_ms: float,
         sensitive: tuple[str, ...] = (),
     ) -> None:
-        args = json.dumps(redact(arguments, sensitive), default=str, sort_keys=True)[:4000]
+        args = json.dumps(redact(arguments, sensitive), default=str, sort_keys=True)
+        if len(args) > MAX_ARGUMENTS_CHARS:  # still valid JSON, so tail can read it
+            args = json.dumps({"…": args[:MAX_ARGUMENTS_CHARS] + "…[cut]"})
         with self._lock:
             self._conn.execute(
                 "INSERT INTO audit (ts, agent, run_id, tool, version, side_effect, arguments, "

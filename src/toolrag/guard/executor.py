@@ -23,30 +23,56 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from llama_index.core.tools import BaseTool
-from pydantic import ValidationError
 
 from toolrag.cards.card import ToolCard
 from toolrag.guard.audit import AuditLog
 from toolrag.guard.grounding.filters import Vocabulary
-from toolrag.guard.idempotency import IdempotencyStore
+from toolrag.guard.idempotency import IdempotencyStore, args_hash
 from toolrag.guard.policy import GATED, ApprovalRequest, Approver
 from toolrag.guard.redact import redact
 from toolrag.guard.timeouts import run_with_timeout
 from toolrag.profiles import AgentProfile
 from toolrag.tools.approval import approved
+from toolrag.tools.base import check_arguments
 from toolrag.tools.result import ErrorCode, ToolResult
 from toolrag.tools.self_timed import is_self_timed
 
 log = logging.getLogger(__name__)
 
 MAX_ARGUMENT_CHARS = 20_000
+MAX_ARGUMENT_DEPTH = 32
+
+
+def argument_size(arguments: Any, limit: int = MAX_ARGUMENT_CHARS) -> tuple[int, int]:
+    """About how many characters of JSON ``arguments`` take, and how deep they nest.
+
+    Iterative, and it stops as soon as either passes its limit (``limit`` characters,
+    ``MAX_ARGUMENT_DEPTH`` levels), so a 5 MB or 10,000-level argument costs no more than one
+    at the limit: ``json.dumps`` would serialise all of it, or overflow the stack first.
+    """
+    size, deepest = 0, 0
+    stack: list[tuple[Any, int]] = [(arguments, 1)]
+    while stack and size <= limit and deepest <= MAX_ARGUMENT_DEPTH:
+        value, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(value, dict):
+            size += 2 + 2 * len(value)
+            for key, item in value.items():
+                size += len(str(key)) + 2
+                stack.append((item, depth + 1))
+                if size > limit:
+                    break
+        elif isinstance(value, list | tuple):
+            size += 2 + len(value)
+            stack.extend((item, depth + 1) for item in value[: limit + 1])
+        elif isinstance(value, str):
+            size += len(value) + 2
+        else:
+            size += value.bit_length() // 3 + 2 if isinstance(value, int) else 24
+    return size, deepest
+
+
 MAX_RESULT_CHARS = 200_000
-
-
-def _describe(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(x) for x in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
-    )
 
 
 def _as_result(raw: Any, is_error: bool, content: str) -> ToolResult:
@@ -224,15 +250,21 @@ class ToolGuard:
         if entry is None or not self.profile.permits(entry[1]):
             return "refused", self._unknown(name, known=entry is not None)
         tool, card = entry
-        size = len(json.dumps(arguments, default=str))
+        size, depth = argument_size(arguments)
+        if depth > MAX_ARGUMENT_DEPTH:
+            return "refused", ToolResult.fail(
+                ErrorCode.TOO_LARGE,
+                f"The arguments of {name} nest more than {MAX_ARGUMENT_DEPTH} levels deep.",
+                suggestion="Pass flat arguments: names, ids and filters.",
+            )
         if size > MAX_ARGUMENT_CHARS:
             return "refused", ToolResult.fail(
                 ErrorCode.TOO_LARGE,
-                f"The arguments of {name} are {size:,} characters; the limit is "
-                f"{MAX_ARGUMENT_CHARS:,}.",
+                f"The arguments of {name} are over {MAX_ARGUMENT_CHARS:,} characters of JSON, "
+                "the limit.",
                 suggestion="Pass short arguments: names, ids and filters, not documents.",
             )
-        checked = self._validate(tool, arguments)
+        checked = self._validate(tool, card, arguments)
         if isinstance(checked, ToolResult):
             return "refused", checked
         if card.side_effect in GATED:
@@ -254,8 +286,10 @@ class ToolGuard:
         key = None
         if card.side_effect == "write" and self.store is not None:
             key = str(arguments.get("idempotency_key") or "")
-            if not key:  # derived from the run and the step: a retried step replays
-                key = f"{run_id}:{step}:{name}" if run_id else f"adhoc:{uuid.uuid4()}"
+            if not key:  # derived from the run, the step and the arguments: only a retry of
+                # this very request replays; without a run every call is its own request
+                digest = args_hash(checked)
+                key = f"{run_id}:{step}:{name}:{digest}" if run_id else f"adhoc:{uuid.uuid4()}"
             timeout = card.timeout_s or self.default_timeout_s
             claim = self.store.claim(key, name, checked, wait_s=timeout + 5)
             if claim.conflict:
@@ -303,24 +337,16 @@ class ToolGuard:
         )
 
     @staticmethod
-    def _validate(tool: BaseTool, arguments: dict[str, Any]) -> dict[str, Any] | ToolResult:
+    def _validate(
+        tool: BaseTool, card: ToolCard, arguments: dict[str, Any]
+    ) -> dict[str, Any] | ToolResult:
+        """The arguments checked against the tool's schema (:func:`check_arguments`); a
+        write may also carry the guard's own ``idempotency_key``."""
         schema = tool.metadata.fn_schema
         if schema is None:
             return arguments
-        fields = schema.model_fields
-        try:
-            model = schema.model_validate({k: v for k, v in arguments.items() if k in fields})
-        except ValidationError as exc:
-            wanted = ", ".join(f"{k}{'' if f.is_required() else '?'}" for k, f in fields.items())
-            name = tool.metadata.get_name()
-            return ToolResult.fail(
-                ErrorCode.INVALID_ARGUMENT,
-                f"Invalid arguments for {name}: {_describe(exc)}",
-                suggestion=f"Call {name} with arguments ({wanted}) of the documented types.",
-            )
-        values = {k: getattr(model, k) for k in model.model_fields_set}
-        unknown = {k: v for k, v in arguments.items() if k not in fields}
-        return {**values, **unknown}
+        extra = ("idempotency_key",) if card.side_effect == "write" else ()
+        return check_arguments(tool.metadata.get_name(), schema, arguments, extra)
 
     def _run(self, tool: BaseTool, card: ToolCard, arguments: dict[str, Any]) -> ToolResult:
         timeout = card.timeout_s or self.default_timeout_s

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, ClassVar
 
 from llama_index.core.tools import FunctionTool
@@ -66,28 +66,45 @@ def described_schema(schema: type[BaseModel], arg_docs: dict[str, str]) -> type[
     return model
 
 
+def check_arguments(
+    name: str,
+    schema: type[BaseModel],
+    arguments: dict[str, Any],
+    allowed_extra: Collection[str] = (),
+) -> dict[str, Any] | ToolResult:
+    """The arguments a caller set, validated against ``schema``, or the ``INVALID_ARGUMENT``
+    result to return: an argument the schema does not name (``allowed_extra`` excepted) is
+    refused with the real ones, a value of the wrong type gets the schema's message. Extra
+    arguments that are allowed come back unchanged."""
+    fields = schema.model_fields
+    wanted = ", ".join(f"{k}{'' if f.is_required() else '?'}" for k, f in fields.items())
+    unknown = sorted(str(k) for k in arguments if k not in fields and k not in allowed_extra)
+    if unknown:
+        listing = ", ".join(repr(k[:40]) for k in unknown[:5])
+        return ToolResult.fail(
+            ErrorCode.INVALID_ARGUMENT,
+            f"{name} has no argument {listing}; its arguments are ({wanted or 'none'}).",
+            suggestion=f"Call {name} again with only its own arguments ({wanted}).",
+        )
+    try:
+        model = schema.model_validate({k: v for k, v in arguments.items() if k in fields})
+    except ValidationError as exc:
+        return ToolResult.fail(
+            ErrorCode.INVALID_ARGUMENT,
+            f"Invalid arguments for {name}: {_describe_errors(exc)}",
+            suggestion=f"Call {name} with arguments ({wanted}) of the documented types.",
+        )
+    extra = {k: v for k, v in arguments.items() if k not in fields}
+    return {**{k: getattr(model, k) for k in model.model_fields_set}, **extra}
+
+
 def call_validated(
     name: str, fn: Callable[..., Any], schema: type[BaseModel] | None, kwargs: dict[str, Any]
 ) -> ToolResult:
     """Validate ``kwargs`` against ``schema``, run ``fn``, and always return a ToolResult."""
-    ignored: list[str] = []
-    if schema is not None:
-        allowed = set(schema.model_fields)
-        ignored = sorted(k for k in kwargs if k not in allowed)
-        try:
-            args = schema.model_validate({k: v for k, v in kwargs.items() if k in allowed})
-        except ValidationError as exc:
-            fields = ", ".join(
-                f"{k}{'' if f.is_required() else '?'}" for k, f in schema.model_fields.items()
-            )
-            return ToolResult.fail(
-                ErrorCode.INVALID_ARGUMENT,
-                f"Invalid arguments for {name}: {_describe_errors(exc)}",
-                suggestion=f"Call {name} with arguments ({fields}) of the documented types.",
-            )
-        call_kwargs = {k: getattr(args, k) for k in args.model_fields_set}
-    else:
-        call_kwargs = kwargs
+    call_kwargs = kwargs if schema is None else check_arguments(name, schema, kwargs)
+    if isinstance(call_kwargs, ToolResult):
+        return call_kwargs
     try:
         result = fn(**call_kwargs)
     except InputError as exc:
@@ -112,9 +129,20 @@ def call_validated(
         )
     if not isinstance(result, ToolResult):
         result = ToolResult.ok(result)
-    if ignored:
-        result.with_note(f"Ignored unknown arguments: {', '.join(ignored)}.")
     return result
+
+
+def validated_call(
+    name: str, fn: Callable[..., Any], schema: type[BaseModel] | None
+) -> Callable[..., ToolResult]:
+    """``fn`` behind :func:`call_validated`, as a function of the tool's arguments only: no
+    parameter of the wrapper can be set by a caller (a ``_schema=None`` argument is just an
+    unknown argument, refused)."""
+
+    def run(**kwargs: Any) -> ToolResult:
+        return call_validated(name, fn, schema, kwargs)
+
+    return run
 
 
 class GuardedToolSpec(BaseToolSpec):
@@ -140,14 +168,7 @@ class GuardedToolSpec(BaseToolSpec):
             if schema is not None:
                 schema = described_schema(schema, arg_docs)
 
-            def run(
-                _name: str = name,
-                _fn: Callable[..., Any] = fn,
-                _schema: type[BaseModel] | None = schema,
-                **kwargs: Any,
-            ) -> ToolResult:
-                return call_validated(_name, _fn, _schema, kwargs)
-
+            run = validated_call(name, fn, schema)
             metadata = dataclasses.replace(
                 plain.metadata,
                 description=self.describe_tool(name, description),

@@ -1,10 +1,15 @@
 """Layers 2 and 3 of the read-only SQL guard: the connection and the limits.
 
 - SQLite opens the file with ``mode=ro`` and, while a guarded query runs, installs an authorizer
-  that allows only reads and function calls (no writes, no PRAGMA, no ATTACH) and a progress
-  handler that interrupts the query at its deadline.
+  that allows only reads and function calls (no writes, no PRAGMA, no ATTACH) and, once
+  :meth:`ReadOnlyDatabase.restrict` names the allowed tables, denies a read of any column of a
+  table off that list: the allow-list is enforced a second time, by the database itself. A
+  progress handler interrupts the query at its deadline, and the connection's length limit
+  (``SQLITE_LIMIT_LENGTH``) stops a string or blob from growing past ``max_value_bytes`` inside
+  one step, where no deadline can reach.
 - PostgreSQL connections default every transaction to ``READ ONLY`` with a ``statement_timeout``
-  (session settings, no extra round trips), and the server stops after the row cap (LIMIT).
+  and a ``work_mem`` (session settings, no extra round trips), optionally as a ``role`` that can
+  read only the listed tables, and the server stops after the row cap (LIMIT).
 - Every dialect stops reading after ``max_rows`` rows and says so with ``truncated``.
 
 Any other SQLAlchemy URL gets layers 1 and 3 plus a rolled-back transaction; give such a
@@ -15,10 +20,11 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,13 +40,18 @@ from sqlalchemy.pool import NullPool, StaticPool
 from toolrag.errors import ConfigError
 from toolrag.tools.sql.guard import _is_forbidden_function
 
-# sqlite3 authorizer action codes a read-only query needs.
+# sqlite3 authorizer action codes a read-only query needs (SQLITE_READ is judged per table).
 _SQLITE_ALLOWED = {
     sqlite3.SQLITE_SELECT,
-    sqlite3.SQLITE_READ,
     sqlite3.SQLITE_RECURSIVE,
 }
 _SYSTEM_TABLES = ("sqlite_", "_toolrag_")
+# Table-valued functions SQLite reports as table reads; their names were checked in layer 1.
+_TABLE_FUNCTIONS = frozenset({"json_each", "json_tree"})
+# A table-valued function's constructor reads the schema's rowids while it is prepared.
+_SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_schema"})
+MAX_VALUE_BYTES = 5_000_000  # the largest string or blob one query may build
+MAX_LIKE_PATTERN = 1_000  # LIKE and GLOB patterns: SQLite's default is 50,000
 
 
 class QueryTimeout(Exception):
@@ -49,6 +60,10 @@ class QueryTimeout(Exception):
 
 class QueryFailed(Exception):
     """The database rejected the query (the driver's message, first line)."""
+
+
+class QueryTooLarge(QueryFailed):
+    """A value the query built grew past the database's length limit."""
 
 
 @dataclass
@@ -75,19 +90,79 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, *_: Any) -> int:
-    if action in _SQLITE_ALLOWED:
-        return sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_FUNCTION:
-        name = (arg2 or "").lower()
-        return sqlite3.SQLITE_DENY if _is_forbidden_function(name) else sqlite3.SQLITE_OK
-    return sqlite3.SQLITE_DENY
+class SQLiteAuthorizer:
+    """SQLite's authorizer for guarded queries: reads and safe function calls only, and, once
+    ``tables`` is set, reads of those tables only.
+
+    SQLite calls it while it prepares a statement, after resolving every name, so a CTE that
+    shadows a table's name cannot hide the real table here. A column read is allowed when its
+    table is listed or when it happens inside a listed view; a read without a column (``SELECT
+    count(*) FROM t``) names the table or CTE it counts, so it is allowed for listed tables and
+    for the statement's own CTEs (``ctes``, from layer 1).
+    """
+
+    def __init__(self) -> None:
+        self.tables: frozenset[str] | None = None
+        self.ctes: frozenset[str] = frozenset()
+
+    def __call__(
+        self,
+        action: int,
+        arg1: str | None,
+        arg2: str | None,
+        database: str | None,
+        source: str | None,
+    ) -> int:
+        if action in _SQLITE_ALLOWED:
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_READ:
+            allowed = self._may_read(arg1, arg2, database, source)
+            return sqlite3.SQLITE_OK if allowed else sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_FUNCTION:
+            name = (arg2 or "").lower()
+            return sqlite3.SQLITE_DENY if _is_forbidden_function(name) else sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_UPDATE and (arg1 or "").lower() in _SCHEMA_TABLES:
+            # the first use of json_each on a connection registers the table-valued function
+            # in the in-memory schema; the file is opened mode=ro and layer 1 refuses writes
+            internal = database == "main" and source is None
+            return sqlite3.SQLITE_OK if internal else sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_DENY
+
+    def _may_read(
+        self, table: str | None, column: str | None, database: str | None, source: str | None
+    ) -> bool:
+        if self.tables is None:
+            return True
+        name = (table or "").lower()
+        if name in self.tables or (source or "").lower() in self.tables:
+            return True
+        if name in _TABLE_FUNCTIONS:
+            return True
+        if name in _SCHEMA_TABLES and column == "ROWID" and source is None:
+            return True  # a table-valued function being prepared, never the schema's text
+        return not column and database is None and name in self.ctes
+
+
+def _too_large(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "too big" in text or "too large" in text
 
 
 class ReadOnlyDatabase:
     """A database reached through a SQLAlchemy URL, queried read-only with limits."""
 
-    def __init__(self, url: str, timeout_s: float = 5.0, max_rows: int = 200) -> None:
+    def __init__(
+        self,
+        url: str,
+        timeout_s: float = 5.0,
+        max_rows: int = 200,
+        *,
+        role: str | None = None,
+        work_mem: str = "16MB",
+    ) -> None:
+        """``role``: on PostgreSQL, the role every session takes (``SET ROLE``); give it
+        ``SELECT`` on the allowed tables only (:func:`reader_role_sql`). ``work_mem``: on
+        PostgreSQL, the memory one sort or hash of a query may use before it spills."""
         try:
             self.url: URL = make_url(url)
         except ArgumentError as exc:
@@ -98,7 +173,10 @@ class ReadOnlyDatabase:
         self.timeout_s = timeout_s
         self.max_rows = max_rows
         self.dialect = self.url.get_backend_name()
+        self.role = role
+        self.work_mem = work_mem
         self._lock = threading.Lock()
+        self._authorizer = SQLiteAuthorizer()
         self.engine = self._make_engine()
         self._sqlite: sqlite3.Connection | None = None
         self._deadline = 0.0
@@ -117,7 +195,9 @@ class ReadOnlyDatabase:
             timeout = self.timeout_s
 
             def connect() -> sqlite3.Connection:
-                return sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=timeout)
+                conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=timeout)
+                _limit(conn)
+                return conn
 
             # one read-only connection, serialised by a lock: SQLite reads are fast and
             # opening a connection costs more than most queries
@@ -127,8 +207,11 @@ class ReadOnlyDatabase:
             # set once per connection: no extra round trips per query
             options = (
                 "-c default_transaction_read_only=on "
-                f"-c statement_timeout={int(self.timeout_s * 1000)}"
+                f"-c statement_timeout={int(self.timeout_s * 1000)} "
+                f"-c work_mem={_pg_setting(self.work_mem)}"
             )
+            if self.role:
+                options += f" -c role={_pg_setting(self.role)}"
             return create_engine(
                 self.url,
                 pool_pre_ping=True,
@@ -138,13 +221,20 @@ class ReadOnlyDatabase:
             )
         return create_engine(self.url, poolclass=NullPool)
 
+    def restrict(self, tables: Collection[str] | None) -> None:
+        """Let guarded SQLite queries read only ``tables`` (None: any table). The SQL tool spec
+        calls it with its allow-list; layer 1 refuses the same tables with a clearer message."""
+        self._authorizer.tables = None if tables is None else frozenset(t.lower() for t in tables)
+
     @property
     def display_url(self) -> str:
         return self.url.render_as_string(hide_password=True)
 
     def table_names(self) -> list[str]:
-        names = inspect(self.engine).get_table_names()
-        return sorted(n for n in names if not n.startswith(_SYSTEM_TABLES))
+        """The tables and views a query may name (the engine's and toolrag's own left out)."""
+        insp = inspect(self.engine)
+        names = [*insp.get_table_names(), *insp.get_view_names()]
+        return sorted({n for n in names if not n.startswith(_SYSTEM_TABLES)})
 
     def describe(self, table: str) -> dict[str, Any]:
         """Columns, types, primary and foreign keys of ``table`` (an existing table name)."""
@@ -177,7 +267,8 @@ class ReadOnlyDatabase:
         ):
             if self.dialect == "sqlite":
                 raw: Any = conn.connection.dbapi_connection
-                raw.set_authorizer(_sqlite_authorizer)
+                self._authorizer.ctes = frozenset()
+                raw.set_authorizer(self._authorizer)
                 raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 2000)
                 try:
                     yield conn
@@ -193,15 +284,17 @@ class ReadOnlyDatabase:
                 finally:
                     conn.rollback()
 
-    def query(self, sql: str, max_rows: int | None = None) -> Rows:
+    def query(self, sql: str, max_rows: int | None = None, ctes: Collection[str] = ()) -> Rows:
         """Run one checked SELECT read-only; at most ``max_rows`` rows come back.
 
-        Raises :class:`QueryTimeout` past the deadline and :class:`QueryFailed` when the
-        database rejects the query.
+        ``ctes``: the names of the statement's own CTEs (layer 1's ``CheckedSQL.ctes``), which
+        SQLite's authorizer sees as tables. Raises :class:`QueryTimeout` past the deadline,
+        :class:`QueryTooLarge` when a value grows past the length limit and
+        :class:`QueryFailed` when the database rejects the query.
         """
         cap = min(max_rows or self.max_rows, self.max_rows)
         if self.dialect == "sqlite":
-            columns, fetched = self._query_sqlite(sql, cap)
+            columns, fetched = self._query_sqlite(sql, cap, ctes)
         else:
             columns, fetched = self._query_engine(sql, cap)
         rows = [_jsonable_row(row) for row in fetched[:cap]]
@@ -210,7 +303,9 @@ class ReadOnlyDatabase:
     def _interrupt(self) -> int:
         return int(time.monotonic() > self._deadline)
 
-    def _query_sqlite(self, sql: str, cap: int) -> tuple[list[str], list[Any]]:
+    def _query_sqlite(
+        self, sql: str, cap: int, ctes: Collection[str] = ()
+    ) -> tuple[list[str], list[Any]]:
         """The driver directly (no pool round trip): one read-only connection whose
         authorizer and progress handler stay installed, serialised by a lock."""
         with self._lock:
@@ -218,9 +313,11 @@ class ReadOnlyDatabase:
                 conn = sqlite3.connect(  # a writer's lock is waited for up to the timeout
                     self._sqlite_uri, uri=True, check_same_thread=False, timeout=self.timeout_s
                 )
-                conn.set_authorizer(_sqlite_authorizer)
+                _limit(conn)
+                conn.set_authorizer(self._authorizer)
                 conn.set_progress_handler(self._interrupt, 1000)
                 self._sqlite = conn
+            self._authorizer.ctes = frozenset(c.lower() for c in ctes)
             self._deadline = time.monotonic() + self.timeout_s
             try:
                 cursor = self._sqlite.execute(sql)
@@ -232,6 +329,8 @@ class ReadOnlyDatabase:
                     raise QueryTimeout(f"The query ran past {self.timeout_s:g} s.") from exc
                 raise QueryFailed(_first_line(exc)) from exc
             except sqlite3.Error as exc:
+                if _too_large(exc):
+                    raise QueryTooLarge(_first_line(exc)) from exc
                 raise QueryFailed(_first_line(exc)) from exc
             finally:
                 if self._sqlite.in_transaction:
@@ -253,6 +352,8 @@ class ReadOnlyDatabase:
         except (OperationalError, DBAPIError) as exc:
             if _is_timeout(exc, time.monotonic() - started, self.timeout_s):
                 raise QueryTimeout(f"The query ran past {self.timeout_s:g} s.") from exc
+            if _too_large(exc.orig or exc):
+                raise QueryTooLarge(_first_line(exc.orig or exc)) from exc
             raise QueryFailed(_first_line(exc.orig or exc)) from exc
         return columns, fetched
 
@@ -302,6 +403,40 @@ class ReadOnlyDatabase:
             self._sqlite.close()
             self._sqlite = None
         self.engine.dispose()
+
+
+def _limit(conn: sqlite3.Connection) -> None:
+    """Bound what one statement on ``conn`` may build: strings and blobs, LIKE patterns."""
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_LIKE_PATTERN)
+
+
+def _pg_setting(value: str) -> str:
+    """A PostgreSQL setting value safe to put in the ``options`` string (no spaces or quotes)."""
+    if not re.fullmatch(r"[A-Za-z0-9_]{1,63}", value):
+        raise ConfigError(
+            f"{value!r} is not a valid PostgreSQL role or memory setting.",
+            hint="Use letters, digits and underscores, e.g. toolrag_reader or 16MB.",
+        )
+    return value
+
+
+def reader_role_sql(
+    role: str, tables: Sequence[str], login: str | None = None, schema: str = "public"
+) -> list[str]:
+    """The statements an administrator runs once so that ``role`` can read ``tables`` and
+    nothing else, and ``login`` (the user of the database URL) may take it; then set
+    ``role`` in the SQL spec so that every session does."""
+    name = _pg_setting(role)
+    quoted = ", ".join('"{}"."{}"'.format(schema, t.replace('"', '""')) for t in tables)
+    statements = [
+        f"CREATE ROLE {name} NOLOGIN",
+        f'GRANT USAGE ON SCHEMA "{schema}" TO {name}',
+        f"GRANT SELECT ON {quoted} TO {name}",
+    ]
+    if login:
+        statements.append(f"GRANT {name} TO {_pg_setting(login)}")
+    return statements
 
 
 @contextmanager

@@ -16,10 +16,12 @@ import re
 import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
+from typing import NoReturn
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import ParseError, TokenError
+from sqlglot.errors import ParseError, SqlglotError, TokenError
+from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from toolrag.tools.result import ErrorCode
 
@@ -75,6 +77,15 @@ _FORBIDDEN_FUNCTIONS = frozenset(
     }
 )
 _FORBIDDEN_PREFIXES = ("pg_", "pragma_", "sqlite_", "lo_", "dblink", "txid_", "current_setting")
+# Tables of the database engine or of toolrag itself: never readable, whatever the allow-list.
+SYSTEM_TABLE_PREFIXES = ("sqlite_", "pg_", "_toolrag_")
+_SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_toast", "temp"})
+# Functions whose output grows with a width or count argument, in one database step that no
+# timeout can interrupt (``printf('%.*c', 2000000000, 'x')`` spends 18 s building 2 GB): the
+# width must be a literal of at most MAX_WIDTH.
+MAX_WIDTH = 10_000
+_FORMAT_FUNCTIONS = frozenset({"printf", "format"})
+_PRINTF_SPEC = re.compile(r"%[-+ 0#,!]{0,8}(\*|\d{1,12})?(?:\.(\*|\d{1,12}))?")
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -93,6 +104,7 @@ class CheckedSQL:
 
     sql: str
     tables: list[str] = field(default_factory=list)
+    ctes: list[str] = field(default_factory=list)  # the CTE names the statement reads
 
 
 def _function_name(node: exp.Func) -> str:
@@ -189,7 +201,6 @@ def check_select(
             f"Only SELECT queries are allowed; this statement is {tree.key.upper()}.",
             "This database is read-only: ask a SELECT question instead.",
         )
-    ctes: set[str] = set()
     table_nodes: list[exp.Table] = []
     for node in tree.walk():  # one pass over the tree: forbidden nodes, functions, tables
         if isinstance(node, _FORBIDDEN_NODES):
@@ -206,16 +217,21 @@ def check_select(
                     f"The function {name}() is not allowed (side effects, files or sessions).",
                     "Use ordinary SQL functions: aggregates, string, date and math functions.",
                 )
+            _check_width(node, name)
         elif isinstance(node, exp.Table):
             table_nodes.append(node)
-        elif isinstance(node, exp.CTE):
-            ctes.add(str(node.alias_or_name).lower())
+    cte_refs = _cte_references(tree)
     tables: list[str] = []
+    ctes: list[str] = []
     for table in table_nodes:
         if isinstance(table.this, exp.Func):
             continue  # a table-valued function: its name was checked above
         name = str(table.name).lower()
-        if not name or (name in ctes and not table.db):
+        if not name:
+            continue
+        if id(table) in cte_refs:  # resolved, where it stands, to a CTE in scope
+            if name not in ctes:
+                ctes.append(name)
             continue
         if table.db or table.catalog:
             qualified = ".".join(p for p in (table.catalog, table.db, table.name) if p)
@@ -227,8 +243,15 @@ def check_select(
                 )
         if name not in tables:
             tables.append(name)
-    if allowed_tables is not None:
-        allowed = {t.lower() for t in allowed_tables}
+    allowed = None if allowed_tables is None else {t.lower() for t in allowed_tables}
+    for name in tables:
+        if name.startswith(SYSTEM_TABLE_PREFIXES) and (allowed is None or name not in allowed):
+            raise SQLRejected(
+                ErrorCode.FORBIDDEN,
+                f"The table {name!r} belongs to the database engine and is not readable.",
+                "Use list_tables and describe_table to see the schema.",
+            )
+    if allowed is not None:
         for name in tables:
             if name in allowed:
                 continue
@@ -242,7 +265,67 @@ def check_select(
                 + ("not allowed for this tool." if exists else "not in this database."),
                 f"{hint}Use one of these tables: {listing}.",
             )
-    return CheckedSQL(sql=text, tables=tables)
+    return CheckedSQL(sql=text, tables=tables, ctes=ctes)
+
+
+def _cte_references(tree: exp.Expression) -> set[int]:
+    """The ids of the table references that name a CTE visible where they stand.
+
+    sqlglot's scope module resolves each reference against the CTEs of its own scope and of
+    the scopes around it, so a CTE defined inside a subquery does not hide a real table of the
+    same name outside it. A statement whose scopes cannot be built has no CTE references:
+    every name is then checked as a real table (a refusal, never a bypass).
+    """
+    refs: set[int] = set()
+    try:
+        scopes = traverse_scope(tree)
+    except (SqlglotError, RecursionError, KeyError, ValueError):
+        return refs
+    for scope in scopes:
+        for table in scope.tables:
+            if table.db or table.catalog:
+                continue  # main.projects names the real table, never a CTE
+            source = scope.sources.get(table.alias_or_name)
+            if isinstance(source, Scope) and source.is_cte:
+                refs.add(id(table))
+    return refs
+
+
+def _check_width(node: exp.Func, name: str) -> None:
+    """Refuse a padding or format call whose output size is set by a large or computed width."""
+    widths: list[exp.Expression | None] = []
+    if name in _FORMAT_FUNCTIONS or isinstance(node, exp.Format):
+        template = node.this if isinstance(node, exp.Format) else next(iter(node.expressions), None)
+        if not (isinstance(template, exp.Literal) and template.is_string):
+            _too_wide(name, "its format string must be a literal")
+        for match in _PRINTF_SPEC.finditer(str(template.this)):
+            for group in match.groups():
+                if group == "*":
+                    _too_wide(name, "a width or precision given as * is not allowed")
+                if group and int(group) > MAX_WIDTH:
+                    _too_wide(name, f"a width of {int(group):,} is over {MAX_WIDTH:,}")
+        return
+    if isinstance(node, exp.Repeat):
+        widths = [node.args.get("times")]
+    elif isinstance(node, exp.Pad):
+        widths = [node.args.get("expression")]
+    elif name in ("space", "replicate"):
+        widths = list(node.expressions[-1:]) or [node.this]
+    else:
+        return
+    for width in widths:
+        if not (isinstance(width, exp.Literal) and not width.is_string):
+            _too_wide(name, "its length must be a literal number")
+        elif float(width.this) > MAX_WIDTH:
+            _too_wide(name, f"a length of {width.this} is over {MAX_WIDTH:,}")
+
+
+def _too_wide(name: str, why: str) -> NoReturn:
+    raise SQLRejected(
+        ErrorCode.TOO_LARGE,
+        f"{name}() is refused: {why}, since its output grows with it.",
+        f"Use a literal width of at most {MAX_WIDTH:,}, or select the values themselves.",
+    )
 
 
 class SelectGuard:

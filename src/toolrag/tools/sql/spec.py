@@ -36,7 +36,13 @@ from sqlalchemy.exc import SQLAlchemyError
 from toolrag.errors import ConfigError
 from toolrag.tools.base import GuardedToolSpec, call_validated
 from toolrag.tools.result import ErrorCode, Source, ToolResult
-from toolrag.tools.sql.db import QueryFailed, QueryTimeout, ReadOnlyDatabase, Rows
+from toolrag.tools.sql.db import (
+    QueryFailed,
+    QueryTimeout,
+    QueryTooLarge,
+    ReadOnlyDatabase,
+    Rows,
+)
 from toolrag.tools.sql.guard import CheckedSQL, SelectGuard, SQLRejected
 from toolrag.tools.sql.labels import LabelMap, column_sources, plan_labels, reflect_labels
 
@@ -59,6 +65,17 @@ class SQLSpecConfig(BaseModel):
     )
     max_rows: int = Field(200, ge=1, le=10_000)
     timeout_s: float = Field(5.0, gt=0, le=300)
+    role: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$",
+        description="PostgreSQL: the role every session takes (SET ROLE), granted SELECT on "
+        "the allowed tables only, so the database enforces the allow-list too.",
+    )
+    work_mem: str = Field(
+        "16MB",
+        pattern=r"^[0-9]{1,6}(kB|MB)?$",
+        description="PostgreSQL: the memory one sort or hash may use before it spills.",
+    )
     verdict_cache: int = Field(
         1024,
         ge=0,
@@ -112,6 +129,7 @@ class SQLToolSpec(GuardedToolSpec):
                     hint=f"Its tables are: {', '.join(existing)}.",
                 )
             self.tables = [t for t in existing if t in set(self.config.allow_tables)]
+        db.restrict(self.tables)  # layer 2 enforces the allow-list too
         self.guard = SelectGuard(
             self._sqlglot_dialect(), self.tables, self.known_tables, self.config.verdict_cache
         )
@@ -122,7 +140,13 @@ class SQLToolSpec(GuardedToolSpec):
     @classmethod
     def from_url(cls, url: str, config: SQLSpecConfig | None = None) -> SQLToolSpec:
         config = config or SQLSpecConfig()
-        db = ReadOnlyDatabase(url, timeout_s=config.timeout_s, max_rows=config.max_rows)
+        db = ReadOnlyDatabase(
+            url,
+            timeout_s=config.timeout_s,
+            max_rows=config.max_rows,
+            role=config.role,
+            work_mem=config.work_mem,
+        )
         return cls(db, config)
 
     def describe_tool(self, name: str, description: str) -> str:
@@ -240,13 +264,21 @@ class SQLToolSpec(GuardedToolSpec):
             return ToolResult.fail(exc.code, exc.message, suggestion=exc.suggestion)
         started = time.monotonic()
         try:
-            rows = self.db.query(checked.sql, max_rows=min(limit, self.config.max_rows))
+            rows = self.db.query(
+                checked.sql, max_rows=min(limit, self.config.max_rows), ctes=checked.ctes
+            )
         except QueryTimeout as exc:
             return ToolResult.fail(
                 ErrorCode.TIMEOUT,
                 str(exc),
                 suggestion="Filter with WHERE, aggregate, and give recursive CTEs a stop "
                 "condition.",
+            )
+        except QueryTooLarge as exc:
+            return ToolResult.fail(
+                ErrorCode.TOO_LARGE,
+                f"The query built a value over the database's size limit: {exc}",
+                suggestion="Select the values themselves: do not build long strings or blobs.",
             )
         except QueryFailed as exc:
             return ToolResult.fail(
