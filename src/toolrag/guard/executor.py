@@ -17,6 +17,7 @@ import contextlib
 import difflib
 import json
 import logging
+import re
 import time
 import uuid
 from collections.abc import Collection, Sequence
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 
 MAX_ARGUMENT_CHARS = 20_000
 MAX_ARGUMENT_DEPTH = 32
+_KEY = re.compile(r"[\x21-\x7e]{1,200}")  # it travels in an HTTP header: printable ASCII
 
 
 def argument_size(arguments: Any, limit: int = MAX_ARGUMENT_CHARS) -> tuple[int, int]:
@@ -195,9 +197,23 @@ class ToolGuard:
         call is refused.
         """
         started = time.perf_counter()
+        name = name if isinstance(name, str) else repr(name)[:100]
+        if arguments is not None and not isinstance(arguments, dict):
+            kind = type(arguments).__name__
+            refused = ToolResult.fail(
+                ErrorCode.INVALID_ARGUMENT,
+                f"The arguments of {name[:100]} must be a JSON object; got a {kind}.",
+                suggestion='Pass the arguments as an object, e.g. {"name": value}.',
+            )
+            self._record(name, {"arguments": arguments}, "refused", refused, run_id, started)
+            return refused
         arguments = dict(arguments or {})
         entry = self._tools.get(name)
-        status, result = self._call(entry, name, arguments, run_id, step, approved)
+        try:
+            status, result = self._call(entry, name, arguments, run_id, step, approved)
+        except Exception as exc:  # a check that raised: the caller still gets a result
+            log.exception("the guard failed on a call of %s", name[:100])
+            status, result = "error", self._crashed(name[:100], exc)
         self._record(name, arguments, status, result, run_id, started)
         return result
 
@@ -286,6 +302,12 @@ class ToolGuard:
         key = None
         if card.side_effect == "write" and self.store is not None:
             key = str(arguments.get("idempotency_key") or "")
+            if key and not _KEY.fullmatch(key):
+                return "refused", ToolResult.fail(
+                    ErrorCode.INVALID_ARGUMENT,
+                    "An idempotency_key is 1-200 printable ASCII characters without spaces.",
+                    suggestion="Use a UUID or letters, digits and - _ . : only.",
+                )
             if not key:  # derived from the run, the step and the arguments: only a retry of
                 # this very request replays; without a run every call is its own request
                 digest = args_hash(checked)

@@ -43,7 +43,7 @@ COMPUTE_TOOLS = ("days_between", "date_shift", "compare_values", "calculate_shar
 # or without thousands separators (only where they belong: "1,234,567", never "1,23"), and
 # decimals after a point. Anything else is left for the schema to refuse.
 _FIGURE = re.compile(
-    r"(?P<sign>[+-]?)\s*[$€£]?\s*(?P<whole>\d{1,3}(?:,\d{3})+|\d*)(?P<fraction>\.\d+)?"
+    r"(?P<sign>[+-]?)\s{0,3}[$€£]?\s{0,3}(?P<whole>\d{1,3}(?:,\d{3})+|\d*)(?P<fraction>\.\d+)?"
 )
 
 

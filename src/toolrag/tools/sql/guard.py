@@ -85,7 +85,7 @@ _SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_toast", "te
 # width must be a literal of at most MAX_WIDTH.
 MAX_WIDTH = 10_000
 _FORMAT_FUNCTIONS = frozenset({"printf", "format"})
-_PRINTF_SPEC = re.compile(r"%[-+ 0#,!]{0,8}(\*|\d{1,12})?(?:\.(\*|\d{1,12}))?")
+_PRINTF_SPEC = re.compile(r"%[-+ 0#,!]*+(\*|\d{1,12})?(?:\.(\*|\d{1,12}))?")
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -218,6 +218,12 @@ def check_select(
                     "Use ordinary SQL functions: aggregates, string, date and math functions.",
                 )
             _check_width(node, name)
+        elif isinstance(node, exp.In) and node.args.get("field") is not None:
+            raise SQLRejected(  # SQLite's "x IN some_table" names a table as a column
+                ErrorCode.FORBIDDEN,
+                "The form 'value IN table_name' is not allowed.",
+                "Write value IN (SELECT column FROM table_name) instead.",
+            )
         elif isinstance(node, exp.Table):
             table_nodes.append(node)
     cte_refs = _cte_references(tree)
@@ -285,8 +291,11 @@ def _cte_references(tree: exp.Expression) -> set[int]:
         for table in scope.tables:
             if table.db or table.catalog:
                 continue  # main.projects names the real table, never a CTE
+            # the CTE of this very name, and the alias maps to it: "FROM secret AS x, c AS x"
+            # maps x to the CTE c, but the table named secret is still the real one
+            cte = scope.cte_sources.get(str(table.name))
             source = scope.sources.get(table.alias_or_name)
-            if isinstance(source, Scope) and source.is_cte:
+            if isinstance(cte, Scope) and source is cte:
                 refs.add(id(table))
     return refs
 
@@ -298,12 +307,14 @@ def _check_width(node: exp.Func, name: str) -> None:
         template = node.this if isinstance(node, exp.Format) else next(iter(node.expressions), None)
         if not (isinstance(template, exp.Literal) and template.is_string):
             _too_wide(name, "its format string must be a literal")
+        total = 0
         for match in _PRINTF_SPEC.finditer(str(template.this)):
             for group in match.groups():
                 if group == "*":
                     _too_wide(name, "a width or precision given as * is not allowed")
-                if group and int(group) > MAX_WIDTH:
-                    _too_wide(name, f"a width of {int(group):,} is over {MAX_WIDTH:,}")
+                total += int(group or 0)
+        if total > MAX_WIDTH:
+            _too_wide(name, f"its widths add up to {total:,}, over {MAX_WIDTH:,}")
         return
     if isinstance(node, exp.Repeat):
         widths = [node.args.get("times")]
