@@ -94,6 +94,16 @@ def _guard_load_rows(fig: dict[str, Any]) -> Rows:
         ("duplicates written", _f(fig["duplicates_written"])),
         ("audit records equal calls", _f(fig["audit_equals_calls"])),
         ("gated calls executed without approval", _f(fig["gated_executed_without_approval"])),
+        *(
+            [
+                (
+                    f"worst single input, of {fig['hostile_calls']} hostile calls mixed in",
+                    f"{fig['worst_single_input_s']} s ({fig['worst_single_input']['kind']})",
+                )
+            ]
+            if "worst_single_input_s" in fig
+            else []
+        ),
     ]
 
 

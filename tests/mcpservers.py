@@ -1,21 +1,51 @@
-"""``toolrag mcp serve`` for the MCP tests: a stdio server description for the client, or a
-streamable-HTTP server process on a free 127.0.0.1 port, and a helper that runs one client
-session."""
+"""``toolrag mcp serve`` for the MCP tests: the environment of a server over the sample SQL
+database and field API, a stdio server description for the client, or a streamable-HTTP server
+process on a free 127.0.0.1 port, and a helper that runs one client session."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 from mcp import Client, StdioServerParameters
 
-from .conftest import REPO
+from toolrag.sample.field_api import running_server
+
+from .conftest import DATA, REPO
+
+
+@contextlib.contextmanager
+def toolbox_env(tmp: Path, construction_sqlite: Path) -> Iterator[dict[str, Any]]:
+    """A running sample field API (its database in ``tmp``) and the environment of a
+    ``toolrag mcp serve`` over it and the SQL database: ``{"env", "field_db", "url", "tmp"}``.
+    The toolbox is SQL + the field API (no content indexes)."""
+    field_db = tmp / "field.sqlite"
+    with running_server(DATA, state_path=field_db) as url:
+        env = serve_env(construction_sqlite, url, tmp)
+        yield {"env": env, "field_db": field_db, "url": url, "tmp": tmp}
+
+
+def serve_env(database: Path, field_api_url: str, tmp: Path) -> dict[str, str]:
+    """The environment of a ``toolrag mcp serve`` over ``database`` (SQLite) and the field API
+    at ``field_api_url``, its indexes and state in ``tmp``, no content indexes."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("TOOLRAG_")} | {
+        "TOOLRAG_CONTENT_TYPES": "[]",
+        "TOOLRAG_DATABASE_URL": f"sqlite:///{database}",
+        "TOOLRAG_FIELD_API_URL": field_api_url,
+        "TOOLRAG_INDEX_DIR": str(tmp / "indexes"),
+        "TOOLRAG_STATE_DIR": str(tmp / "state"),
+        "TOOLRAG_TOOLSPECS_DIR": str(REPO / "toolspecs"),
+        "TOOLRAG_DATA_DIR": str(DATA),
+    }
 
 
 def free_port() -> int:

@@ -51,6 +51,7 @@ from toolrag.routing import ExampleStore, Router, RouteResult
 from toolrag.routing.feedback import DecisionLog
 from toolrag.routing.router import ExampleMode
 from toolrag.settings import Settings
+from toolrag.text import MAX_QUERY_CHARS
 from toolrag.tools.compute import ComputeToolSpec
 from toolrag.tools.mcp_source import MCPSource, load_mcp_configs
 from toolrag.tools.rest.spec import OpenAPIToolSpec, load_rest_configs
@@ -61,7 +62,7 @@ from toolrag.types import ContentType
 
 T = TypeVar("T")
 CONTENT_TYPES: tuple[ContentType, ...] = ("documents", "blueprints", "schedules")
-MAX_QUESTION_CHARS = 4000
+MAX_QUESTION_CHARS = MAX_QUERY_CHARS  # every text pattern downstream reads at most this
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

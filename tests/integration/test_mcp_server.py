@@ -6,7 +6,6 @@ while the server keeps serving. The toolbox is SQL + the field API (no content i
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -16,29 +15,15 @@ from typing import Any
 import httpx
 import pytest
 
-from toolrag.sample.field_api import running_server
-
-from ..conftest import DATA, REPO
-from ..mcpservers import mcp_server, run_client
+from ..mcpservers import mcp_server, run_client, toolbox_env
 
 
 @pytest.fixture(scope="module")
 def mcp_env(
     tmp_path_factory: pytest.TempPathFactory, construction_sqlite: Path
 ) -> Iterator[dict[str, Any]]:
-    tmp = tmp_path_factory.mktemp("mcp")
-    field_db = tmp / "field.sqlite"
-    with running_server(DATA, state_path=field_db) as url:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRAG_")} | {
-            "TOOLRAG_CONTENT_TYPES": "[]",
-            "TOOLRAG_DATABASE_URL": f"sqlite:///{construction_sqlite}",
-            "TOOLRAG_FIELD_API_URL": url,
-            "TOOLRAG_INDEX_DIR": str(tmp / "indexes"),
-            "TOOLRAG_STATE_DIR": str(tmp / "state"),
-            "TOOLRAG_TOOLSPECS_DIR": str(REPO / "toolspecs"),
-            "TOOLRAG_DATA_DIR": str(DATA),
-        }
-        yield {"env": env, "field_db": field_db, "url": url, "tmp": tmp}
+    with toolbox_env(tmp_path_factory.mktemp("mcp"), construction_sqlite) as env:
+        yield env
 
 
 @pytest.fixture(scope="module", params=["stdio", "http"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import time
 from collections.abc import Sequence
@@ -37,8 +38,11 @@ from workflows.events import HumanResponseEvent, InputRequiredEvent
 from toolrag.errors import ConfigError
 from toolrag.events import emit
 from toolrag.guard.policy import ApprovalRequest, Approver
+from toolrag.text import MAX_QUERY_CHARS, bounded
 from toolrag.tools.prompting import CompactReActFormatter
 from toolrag.tools.result import Source, ToolResult
+
+log = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = """You answer the user's questions with the tools below; each tool's description
 says what data it holds.
@@ -116,6 +120,14 @@ UNREADABLE_ANSWER = (
     "I could not answer: the model's replies could not be read ({count} unreadable replies).{found}"
 )
 _REACT_FRAGMENT = re.compile(r"^\s*(Thought|Action|Action Input|Observation)\s*:", re.I)
+
+
+def bounded_question(question: str) -> str:
+    """``question`` cut to ``MAX_QUERY_CHARS`` characters, with a warning when it was longer: no
+    step of a run (tool search, step splitting, grounding) reads more of it."""
+    if len(question) > MAX_QUERY_CHARS:
+        log.warning("question of %d characters cut to %d", len(question), MAX_QUERY_CHARS)
+    return bounded(question, MAX_QUERY_CHARS)
 
 
 def readable(text: str) -> bool:
@@ -387,7 +399,11 @@ async def run_agent(
     When the model stops right after a recoverable tool error, its answer only relays the
     last tool's hint, or its only call found nothing (a small model's habits), it is asked
     once more, with the same memory, to fix the call or try another tool, and answer.
+
+    A question longer than ``MAX_QUERY_CHARS`` (:mod:`toolrag.text`) is cut to that length,
+    with a warning logged (:meth:`toolrag.toolbox.Toolbox.aask` refuses one before it gets here).
     """
+    question = bounded_question(question)
     started = time.perf_counter()
     offered_tools = [t for t in agent.tools or [] if isinstance(t, BaseTool)]
     retriever = agent.tool_retriever

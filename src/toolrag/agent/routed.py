@@ -31,7 +31,14 @@ from llama_index.core.llms import LLM
 from llama_index.core.objects.base import ObjectRetriever
 from llama_index.core.tools import BaseTool
 
-from toolrag.agent.loop import Answer, TraceStep, build_agent, emit_answer, run_agent
+from toolrag.agent.loop import (
+    Answer,
+    TraceStep,
+    bounded_question,
+    build_agent,
+    emit_answer,
+    run_agent,
+)
 from toolrag.events import emit
 from toolrag.guard import ToolGuard
 from toolrag.guard.function_tools import RunState
@@ -127,7 +134,9 @@ async def ask_routed(
 ) -> Answer:
     """Answer ``question`` in router+react mode (see the module docstring): ``router`` decides
     over the tools ``retriever_for(run)`` offers, its calls run through ``guard``, the decision
-    is kept in ``decisions``, and a ReAct agent on ``llm`` reads the results and answers."""
+    is kept in ``decisions``, and a ReAct agent on ``llm`` reads the results and answers. A
+    question longer than ``MAX_QUERY_CHARS`` is cut to it, with a warning logged."""
+    question = bounded_question(question)
     started = time.perf_counter()
     run = RunState(question=question)
     retriever = retriever_for(run)

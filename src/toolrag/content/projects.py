@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel
 
 from toolrag.errors import InputError
+from toolrag.text import MAX_QUERY_CHARS, bounded
 
 
 class Project(BaseModel):
@@ -69,7 +70,9 @@ class ProjectCatalog(BaseModel):
         """The project code for a code, a name or a close paraphrase of a name.
 
         Raises :class:`InputError` naming the closest known projects when nothing fits.
+        A value is read up to ``MAX_QUERY_CHARS`` characters (:mod:`toolrag.text`).
         """
+        value = bounded(value, MAX_QUERY_CHARS)
         wanted = _norm(value)
         if not wanted:
             raise InputError("The project is empty.", hint="Give a project code or name.")
@@ -110,7 +113,7 @@ class ProjectCatalog(BaseModel):
         catalog of up to ``n`` (a model that guessed a code still finds the project by its
         name), else the ``n`` closest and how many more there are."""
         labels = [p.label for p in self.projects]
-        wanted = _norm(value)
+        wanted = _norm(bounded(value, MAX_QUERY_CHARS))
         ranked = sorted(
             labels,
             key=lambda label: -difflib.SequenceMatcher(None, wanted, _norm(label)).ratio(),

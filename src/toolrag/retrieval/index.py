@@ -36,6 +36,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -57,7 +58,9 @@ from toolrag.retrieval.adapter import QueryAdapter, adapter_key, fit_query_adapt
 from toolrag.retrieval.prerequisites import FORMAT as REQUIREMENTS_FORMAT
 from toolrag.retrieval.prerequisites import Requirements, requirements
 from toolrag.retrieval.steps import split_steps
+from toolrag.text import MAX_QUERY_CHARS, bounded
 
+log = logging.getLogger(__name__)
 Strategy = Literal["dense", "bm25", "hybrid", "best"]
 # Weight of the max-normalised BM25 score added to the cosine in ``best``
 # (``ToolIndex.bm25_weight``): BM25_WEIGHT for a request of one step. A request that splits into
@@ -469,7 +472,9 @@ class ToolIndex:
     # --- retrieval -----------------------------------------------------------------------------
     def search_text(self, query: str) -> str:
         """The text searched for ``query``: its translation when the ``translator`` makes one
-        (a question not in English), else the query itself."""
+        (a question not in English), else the query itself. Cut to ``MAX_QUERY_CHARS``
+        characters first."""
+        query = bounded(query, MAX_QUERY_CHARS)
         if self.translator is None:
             return query
         return self.translator(query) or query
@@ -537,7 +542,12 @@ class ToolIndex:
         as it is), and a translated question is embedded again. ``best`` ranks first each tool
         the question names (by an identifier-shaped or a quoted name, :mod:`toolrag.cards.names`:
         "look it up with search_web_tool"), and neither the floor nor the gate drops it.
-        Up to ``CANDIDATES`` deep, the top k are the first k of any deeper search."""
+        Up to ``CANDIDATES`` deep, the top k are the first k of any deeper search.
+        A query is cut to its first ``MAX_QUERY_CHARS`` characters (:mod:`toolrag.text`): a
+        longer one is never embedded, translated or split whole."""
+        if len(query) > MAX_QUERY_CHARS:
+            log.warning("query of %d characters cut to %d", len(query), MAX_QUERY_CHARS)
+            query = bounded(query, MAX_QUERY_CHARS)
         asked = query
         if translate:
             searched = self.search_text(query)

@@ -12,7 +12,8 @@ its description), or a verb of the same kind (create, change, delete or send), a
 
 "Was the inspection cancelled?" and "What change orders were submitted?" ask for information.
 English only; a question in another language is read in the English the tool index's
-translator makes of it.
+translator makes of it. A request is read up to ``MAX_CHARS`` characters, its whitespace runs
+squashed, by patterns without overlapping repetitions: linear time.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import re
 
 from toolrag.cards.card import ToolCard
+from toolrag.text import squashed
 
 ACTIONS = frozenset({"write", "delete", "external"})
 MAX_CHARS = 2_000
@@ -66,14 +68,14 @@ def asks_for_action(request: str, card: ToolCard) -> bool:
     if card.side_effect not in ACTIONS:
         return True
     verbs = action_verbs(card)
-    text = request[:MAX_CHARS].lower()
+    text = squashed(request[:MAX_CHARS]).lower()  # one space between words: linear matching
     bare = "|".join(sorted(verbs))
     clause = re.compile(
-        rf"(?:^|[,;:.!?]\s*|\b(?:and|then|also|please|now)\s+|\b(?:can|could|would|will)\s+you\s+"
-        rf"(?:please\s+)?|\bi\s+(?:want|need|would like)\s+(?:you\s+)?to\s+)(?:please\s+)?"
-        rf"(?:{bare})\b"
+        rf"(?:^|[,;:.!?]\s*+|\b(?:and|then|also|please|now)\s++|\b(?:can|could|would|will)\s++"
+        rf"you\s++(?:please\s++)?|\bi\s++(?:want|need|would like)\s++(?:you\s++)?to\s++)"
+        rf"(?:please\s++)?(?:{bare})\b"
     )
-    if clause.search(text.strip()):
+    if clause.search(text):
         return True
     words = _WORD.findall(text)
     if not words or words[0] in _QUESTION_OPENERS:

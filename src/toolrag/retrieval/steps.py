@@ -4,26 +4,33 @@ and then email it"), the steps it splits into, so that tool retrieval can cover 
 model:
 explicit step words ("then", "after that", ";"), sentences opened by sequence words ("First,
 ...", "Also, ..."), and a bare "and" only between two clauses of their own.
+
+The request is cut to :data:`toolrag.text.MAX_QUERY_CHARS` and its whitespace runs squashed
+first (:func:`toolrag.text.clean_query`), and no pattern here has two adjacent or nested
+repetitions that can match the same characters (possessive ``*+``/``++`` where a run of spaces
+meets an optional comma), so splitting takes linear time: the old patterns took seconds on a
+run of a few hundred spaces.
 """
 
 from __future__ import annotations
 
 import re
 
+from toolrag.text import clean_query
+
 # Explicit step markers split a request into steps; a bare "and" only when both sides are
 # clauses of their own (4+ words), so "base 10 and height 5" stays one request.
 _STEP_RE = re.compile(
-    r"\s*(?:;|,?\s*\band then\b|,?\s*\bthen\b|,?\s*\band also\b|,?\s*\bafter that\b)\s*",
-    re.IGNORECASE,
+    r"\s*+(?:;|,?+\s*+\b(?:and then|then|and also|after that)\b)\s*+", re.IGNORECASE
 )
-_AND_RE = re.compile(r"\s*,?\s*\band\b\s*", re.IGNORECASE)
+_AND_RE = re.compile(r"\s*+,?+\s*+\band\b\s*+", re.IGNORECASE)
 # A request written as sentences: a sentence ends at . ? or ! before a capital (or a quote or
 # bracket and a capital), and a sentence that opens with a sequence word starts a new step;
 # the sentences after it without one (its figures, its context) belong to that step. "Next"
 # and "Last" count only with a comma ("Next, ..."), not as in "Next week ...".
-_SENTENCE_RE = re.compile(r"(?<=[.?!])[\"']?\s+(?=[\"'(]?[A-Z])")
+_SENTENCE_RE = re.compile(r"(?<=[.?!])[\"']?+\s++(?=[\"'(]?[A-Z])")
 _MARKER_RE = re.compile(
-    r"^[\"'(]*(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?|then"
+    r"^[\"'(]*+(?:first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?|then"
     r"|after(?:wards| that| this)|finally|lastly|also|additionally|moreover|furthermore"
     r"|in addition|besides|plus|and|meanwhile|now|on top of that|(?:next|last)(?=\s*,))\b[\s,:]*",
     re.IGNORECASE,
@@ -33,13 +40,13 @@ _MARKER_RE = re.compile(
 def _marked_steps(query: str) -> list[str]:
     """The sentence groups of a request, each opened by a sequence word ("First, ...",
     "Also, ...", "Finally, ..."), sequence words removed; one group when there are none."""
-    groups: list[str] = []
+    groups: list[list[str]] = []  # joined at the end: adding to a string is quadratic
     for sentence in _SENTENCE_RE.split(query.strip()):
         if groups and not _MARKER_RE.match(sentence):
-            groups[-1] += " " + sentence
+            groups[-1].append(sentence)
         else:
-            groups.append(_MARKER_RE.sub("", sentence))
-    return groups
+            groups.append([_MARKER_RE.sub("", sentence, count=1)])
+    return [" ".join(group) for group in groups]
 
 
 def sub_queries(query: str, min_words: int = 3) -> list[str]:
@@ -55,6 +62,7 @@ def sub_queries(query: str, min_words: int = 3) -> list[str]:
 def split_steps(query: str, min_words: int = 3) -> tuple[list[str], bool]:
     """:func:`sub_queries`, and whether the request marks its steps with sequence words
     (sentences opened by "First", "Also", "Then" ...), which says it asks for several things."""
+    query = clean_query(query)
     parts: list[str] = []
     groups = _marked_steps(query)
     marked = len(groups) > 1

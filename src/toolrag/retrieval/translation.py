@@ -88,9 +88,20 @@ PROMPT = (
     "Translate this request into English. Keep names, numbers and quoted values as they are. "
     "Write only the translation.\n\nRequest: {text}\n\nEnglish:"
 )
-# a reply's preamble line ("Here is the translation:") and label ("English: ...")
-_PREAMBLE = re.compile(r"^(?:here\b.*|sure\b.*|.*\btranslation\b.*):\s*$", re.IGNORECASE)
-_LABEL = re.compile(r"^(?:english|translation|request)\s*:\s*", re.IGNORECASE)
+# a reply's preamble line ("Here is the translation:") and label ("English: ..."). A preamble
+# is a line that ends with ":" and opens with "here" or "sure" or has the word "translation":
+# tested apart (:func:`_preamble`), since ``.*\btranslation\b.*:`` backtracks over the line twice.
+_PREAMBLE_OPENER = re.compile(r"(?:here|sure)\b", re.IGNORECASE)
+_TRANSLATION_WORD = re.compile(r"\btranslation\b", re.IGNORECASE)
+_LABEL = re.compile(r"^(?:english|translation|request)\s*+:\s*+", re.IGNORECASE)
+
+
+def _preamble(line: str) -> bool:
+    """Whether a reply's stripped line is a preamble ("Here is the translation:"), in linear
+    time."""
+    if not line.endswith(":"):
+        return False
+    return bool(_PREAMBLE_OPENER.match(line) or _TRANSLATION_WORD.search(line))
 
 
 def foreign_alphabet(text: str) -> bool:
@@ -137,7 +148,7 @@ def parse_translation(reply: str, original: str) -> str | None:
     when the reply is far longer than a translation of ``original`` could be."""
     for line in reply.strip().splitlines():
         line = line.strip()
-        if not line or _PREAMBLE.match(line):
+        if not line or _preamble(line):
             continue
         line = _LABEL.sub("", line).strip().strip("\"'“”").strip()
         if not line or len(line) > 4 * len(original) + 200:

@@ -46,6 +46,7 @@ from toolrag.guard.grounding.values import (
 from toolrag.guard.grounding.widen import without_invented_dates
 from toolrag.routing.examples import Example, ExampleStore
 from toolrag.routing.models import RouteDecision, RouteResult, ToolCallSpec
+from toolrag.text import bounded
 from toolrag.tools.prompting import NO_TOOL_FITS, describe_args, tool_schema
 
 ExampleMode = Literal["none", "static", "dynamic"]
@@ -286,7 +287,9 @@ class Router:
         still not grounded in the question after that are left out. ``plan``: what
         :meth:`plan` returned for the same question and tools, when the caller has it. With no
         tools offered (no tool fits) the decision is ``answer_directly``, with the model's
-        answer to the question as its message."""
+        answer to the question as its message. A question is read up to ``MAX_QUERY_CHARS``
+        characters (:mod:`toolrag.text`)."""
+        question = bounded(question)
         started = time.perf_counter()
         by_name = {t.metadata.get_name(): t for t in tools}
         chosen, prompt = plan or self.plan(question, tools)
@@ -348,6 +351,7 @@ class Router:
         self, question: str, tools: Sequence[BaseTool], guard: ToolGuard, run_id: str = "router"
     ) -> RouteResult:
         """Route, then run a valid decision's calls through the guard, in parallel."""
+        question = bounded(question)
         result = await asyncio.to_thread(self.route, question, tools)
         if result.valid and result.decision is not None and result.decision.calls:
             calls = result.decision.calls

@@ -12,6 +12,17 @@ keeps the SDK's transports, sessions, error handling and resources.
   back as results with ``is_error`` and the ``ToolResult`` JSON, so a client model can act on
   them; a gated tool without an approval policy returns ``APPROVAL_DENIED``.
 - ``search_tools(query, k)``: the ToolIndex over every card, for clients with many tools.
+- Limits at the door, checked on the event loop before anything else looks at a request: a
+  ``search_tools`` query over ``toolrag.text.MAX_QUERY_CHARS`` characters, tool-call arguments
+  over the guard's ``MAX_ARGUMENT_CHARS`` characters of JSON or nested deeper than its
+  ``MAX_ARGUMENT_DEPTH`` levels, and a tool name over :data:`MAX_NAME_CHARS` characters get a
+  structured error (the ToolResult JSON: ``TOO_LARGE``, ``INVALID_ARGUMENT``,
+  ``UNKNOWN_TOOL``); a tool call refused there is audited without its arguments. A query's
+  whitespace runs are made single spaces before the index reads it.
+- Searches and tool calls run in worker threads, at most ``max_concurrent_calls`` at a time
+  (the rest wait without blocking the loop), so one slow call does not delay another client's
+  ``tools/list``. Each tool call gets a run id of its own (``mcp:<hex>``): a keyless write's
+  derived idempotency key never collides with another call's.
 - Resources: ``toolrag://cards`` (the cards as JSON) and ``toolrag://sql/schema`` (the SQL
   database's tables and columns).
 
@@ -20,14 +31,32 @@ Over stdio nothing but protocol messages reaches stdout: logs go to stderr.
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any
+import sys
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+import anyio
+import anyio.to_thread
 import mcp_types as types
 from mcp.server import MCPServer
 
 from toolrag.cards.card import ToolCard
+from toolrag.guard.executor import MAX_ARGUMENT_CHARS, MAX_ARGUMENT_DEPTH, argument_size
+from toolrag.text import MAX_QUERY_CHARS, squashed
 from toolrag.toolbox import Toolbox
+from toolrag.tools.result import ErrorCode, ToolResult
+
+T = TypeVar("T")
+
+#: The longest tool name the server looks up (longer ones are unknown without a search).
+MAX_NAME_CHARS = 128
+#: The longest result JSON a client gets (characters): longer ones have their data cut.
+MAX_RESULT_CHARS = 60_000
+#: Tool calls and searches running at once (each in a worker thread); the rest wait.
+MAX_CONCURRENT_CALLS = 4
 
 SEARCH_TOOL = "search_tools"
 SEARCH_SCHEMA: dict[str, Any] = {
@@ -76,37 +105,140 @@ def _text_result(payload: str, error: bool) -> types.CallToolResult:
     )
 
 
-class ToolboxServer:
-    """Builds the MCP ``Server`` over one toolbox."""
+def render(result: ToolResult, max_chars: int = MAX_RESULT_CHARS) -> str:
+    """``result`` as its JSON, at most about ``max_chars`` characters and always valid JSON: a
+    longer one has its data cut (as a string) and is flagged ``truncated``, with a suggestion."""
+    text = result.render(max_chars=sys.maxsize, grouped=False)
+    if len(text) <= max_chars:
+        return text
+    data = json.dumps(result.data, default=str, ensure_ascii=False)
+    budget = max_chars - (len(text) - len(data)) - 300
+    while True:  # escaping can make the cut data longer than its budget: cut again
+        capped = result.model_copy(
+            update={
+                "data": data[: max(budget, 0)],
+                "truncated": True,
+                "suggestion": f"The result was {len(text):,} characters and was cut at about "
+                f"{max_chars:,}: ask for less (filter, aggregate or lower the limit).",
+            }
+        )
+        out = capped.render(max_chars=sys.maxsize, grouped=False)
+        if len(out) <= max_chars or budget <= 0:
+            return out
+        budget -= len(out) - max_chars
 
-    def __init__(self, toolbox: Toolbox, deferred: bool = False) -> None:
+
+def _result(result: ToolResult) -> types.CallToolResult:
+    return _text_result(render(result), not result.success)
+
+
+def _error_result(result: ToolResult) -> types.CallToolResult:
+    return _text_result(render(result), True)
+
+
+def check_arguments(name: str, arguments: dict[str, Any]) -> ToolResult | None:
+    """The refusal for ``arguments`` nested deeper than ``MAX_ARGUMENT_DEPTH`` levels or over
+    ``MAX_ARGUMENT_CHARS`` characters of JSON (the guard's limits), else None. Measured by the
+    guard's iterative :func:`~toolrag.guard.executor.argument_size`, which stops at either
+    limit, so the check costs no more for a 5 MB or 10,000-level payload than for one at the
+    limit."""
+    size, depth = argument_size(arguments)
+    if depth > MAX_ARGUMENT_DEPTH:
+        return ToolResult.fail(
+            ErrorCode.TOO_LARGE,
+            f"The arguments of {name} nest more than {MAX_ARGUMENT_DEPTH} levels deep; the "
+            f"limit is {MAX_ARGUMENT_DEPTH}.",
+            suggestion="Pass flat arguments: names, ids and filters.",
+        )
+    if size > MAX_ARGUMENT_CHARS:
+        return ToolResult.fail(
+            ErrorCode.TOO_LARGE,
+            f"The arguments of {name} are over {MAX_ARGUMENT_CHARS:,} characters of JSON, the "
+            "limit.",
+            suggestion="Pass short arguments: names, ids and filters, not documents.",
+        )
+    return None
+
+
+class ToolboxServer:
+    """Builds the MCP ``Server`` over one toolbox.
+
+    ``max_concurrent_calls``: how many tool calls and searches run at once, each in a worker
+    thread; more wait their turn without holding up the event loop (``tools/list``, resources
+    and the refusals at the door answer meanwhile)."""
+
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        deferred: bool = False,
+        max_concurrent_calls: int = MAX_CONCURRENT_CALLS,
+    ) -> None:
+        if max_concurrent_calls < 1:
+            raise ValueError("max_concurrent_calls must be at least 1")
         self.toolbox = toolbox
         self.deferred = deferred
+        self.max_concurrent_calls = max_concurrent_calls
         guard = toolbox.guard
         self.cards = {
             c.name: c for c in toolbox.cards() if guard.permitted(c.name) and not c.deprecated_by
         }
-        self.session = 0
+        self._listed: list[types.Tool] | None = None
+        self._limiter: anyio.CapacityLimiter | None = None  # made in the server's event loop
 
     def listed(self) -> list[types.Tool]:
-        cards = list(self.cards.values())
-        if self.deferred:
-            cards = [c for c in cards if c.pinned]
-        search = types.Tool(
-            name=SEARCH_TOOL,
-            description=SEARCH_DESCRIPTION,
-            input_schema=SEARCH_SCHEMA,
-            annotations=tool_annotations(ToolCard(name=SEARCH_TOOL)),
-        )
-        return [*(mcp_tool(c) for c in cards), search]
+        if self._listed is None:  # the cards do not change while the server runs
+            cards = list(self.cards.values())
+            if self.deferred:
+                cards = [c for c in cards if c.pinned]
+            search = types.Tool(
+                name=SEARCH_TOOL,
+                description=SEARCH_DESCRIPTION,
+                input_schema=SEARCH_SCHEMA,
+                annotations=tool_annotations(ToolCard(name=SEARCH_TOOL)),
+            )
+            self._listed = [*(mcp_tool(c) for c in cards), search]
+        return list(self._listed)
 
-    def search(self, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def _in_thread(self, fn: Callable[[], T]) -> T:
+        """``fn()`` in a worker thread, at most ``max_concurrent_calls`` at once."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.max_concurrent_calls)
+        return await anyio.to_thread.run_sync(fn, limiter=self._limiter)
+
+    def check_search(self, arguments: dict[str, Any]) -> ToolResult | tuple[str, int]:
+        """The query (whitespace runs made single spaces) and ``k`` of a ``search_tools`` call,
+        or the refusal: an empty or non-string query, one over :data:`MAX_QUERY_CHARS`, a ``k``
+        outside 1-20."""
         query = arguments.get("query")
         k = arguments.get("k", 5)
         if not isinstance(query, str) or not query.strip():
-            return _text_result('{"error": "query must be a non-empty string"}', True)
+            return ToolResult.fail(
+                ErrorCode.INVALID_ARGUMENT,
+                "query must be a non-empty string.",
+                suggestion="Say in plain words what the tool should do.",
+            )
+        if len(query) > MAX_QUERY_CHARS:
+            return ToolResult.fail(
+                ErrorCode.TOO_LARGE,
+                f"The query is {len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}.",
+                suggestion="Describe what the tool should do in a sentence or two.",
+            )
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 20:
-            return _text_result('{"error": "k must be an integer from 1 to 20"}', True)
+            return ToolResult.fail(
+                ErrorCode.INVALID_ARGUMENT,
+                "k must be an integer from 1 to 20.",
+                suggestion="Call search_tools with k between 1 and 20, or without k (5).",
+            )
+        return squashed(query), k
+
+    def search(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        """``search_tools`` (blocking: the server runs it in a worker thread)."""
+        checked = self.check_search(arguments)
+        if isinstance(checked, ToolResult):
+            return _error_result(checked)
+        return self._search(*checked)
+
+    def _search(self, query: str, k: int) -> types.CallToolResult:
         hits = [h for h in self.toolbox.tool_index.retrieve(query, k=k * 2) if h.name in self.cards]
         found = [
             {
@@ -121,12 +253,43 @@ class ToolboxServer:
         return _text_result(json.dumps({"tools": found}, ensure_ascii=False), False)
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        if name == SEARCH_TOOL:
-            return self.search(arguments or {})
+        """One ``tools/call``: the checks at the door here, the work in a worker thread."""
         if arguments is not None and not isinstance(arguments, dict):
-            return _text_result('{"error": "arguments must be a JSON object"}', True)
-        result = await self.toolbox.guard.acall(name, arguments or {}, run_id="mcp")
-        return _text_result(result.render(max_chars=60_000, grouped=False), not result.success)
+            return _error_result(
+                ToolResult.fail(ErrorCode.INVALID_ARGUMENT, "arguments must be a JSON object.")
+            )
+        arguments = arguments or {}
+        if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
+            unknown = ToolResult.fail(
+                ErrorCode.UNKNOWN_TOOL,
+                f"There is no tool by that name (names are at most {MAX_NAME_CHARS} characters).",
+                suggestion="Call tools/list or search_tools for the tools' names.",
+            )
+            return await self._refuse(str(name)[:MAX_NAME_CHARS], unknown)
+        if name == SEARCH_TOOL:
+            checked = self.check_search(arguments)
+            if isinstance(checked, ToolResult):
+                return _error_result(checked)
+            return await self._in_thread(functools.partial(self._search, *checked))
+        refusal = check_arguments(name, arguments)
+        if refusal is not None:
+            return await self._refuse(name, refusal)
+        guard = self.toolbox.guard
+        run_id = f"mcp:{uuid.uuid4().hex}"  # a call's own: derived write keys never collide
+        result = await self._in_thread(
+            functools.partial(guard.call, name, arguments, run_id=run_id)
+        )
+        return _result(result)
+
+    async def _refuse(self, name: str, refusal: ToolResult) -> types.CallToolResult:
+        """A tool call stopped at the door: audited as refused, without its arguments (they
+        are what was wrong), and the refusal as an ``is_error`` result."""
+        guard = self.toolbox.guard
+        record = functools.partial(
+            guard.refuse, name, {}, refusal, run_id=f"mcp:{uuid.uuid4().hex}"
+        )
+        await anyio.to_thread.run_sync(record)  # the audit writes to SQLite: not on the loop
+        return _error_result(refusal)
 
     def read(self, uri: str) -> str:
         if uri == "toolrag://cards":

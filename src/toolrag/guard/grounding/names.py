@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from toolrag.text import MAX_QUERY_CHARS, bounded
+
 _AMOUNT = re.compile(r"[-+]?\d[\d,.]*[A-Za-z%]{0,4}")
 # a token that may be an id: letters and digits joined by _ . / -
 TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]*[A-Za-z0-9]")
@@ -42,28 +44,31 @@ def code_like(text: str) -> bool:
     return True
 
 
-# a run of capitalised words, "of", "the" and the like allowed between them
+# a run of capitalised words, "of", "the" and the like allowed between them (each word starts
+# after a space, so no two repetitions can match the same characters: linear)
 NAME_SPAN = re.compile(
-    r"[A-Z][A-Za-z0-9'&.-]*(?:\s+(?:(?:of|the|and|de|la|du|von)\s+)?[A-Z0-9][A-Za-z0-9'&.-]*)*"
+    r"[A-Z][A-Za-z0-9'&.-]*+(?:\s++(?:(?:of|the|and|de|la|du|von)\s++)?[A-Z0-9][A-Za-z0-9'&.-]*+)*"
 )
+_POSSESSIVE = re.compile(r"'s?$")
 
 
 def given_values(question: str) -> list[str]:
     """What the question names: its ids and codes, and its runs of capitalised words (its
     first word left out when it stands alone), in order (``Riverside Medical Office
     Building``, ``RFI-101-015``). The repair round shows them, so the model has the value to
-    write instead of inventing one."""
-    found: list[str] = []
+    write instead of inventing one. Read up to ``MAX_QUERY_CHARS`` characters."""
+    question = bounded(question, MAX_QUERY_CHARS)
+    found: dict[str, None] = {}  # in order; a dict, so a question of many values stays linear
     for t in TOKEN.findall(question):
-        if code_like(t) and t not in found:
-            found.append(t)
+        if code_like(t):
+            found.setdefault(t)
     for m in NAME_SPAN.finditer(question):
-        span = re.sub(r"'s?$", "", m[0].rstrip("."))
+        span = _POSSESSIVE.sub("", m[0].rstrip("."))
         if m.start() == 0:
             span = span.partition(" ")[2]
         if len(span) >= 3 and span not in found and not code_like(span):
-            found.append(span)
-    return found
+            found[span] = None
+    return list(found)
 
 
 CODE_MASK = "ID"
@@ -73,8 +78,9 @@ NAME_MASK = "Name"
 def masked(text: str) -> str:
     """``text`` with each value :func:`given_values` finds replaced by a placeholder (``ID`` for
     an id or code, ``Name`` for a proper name), longest first: "Which cost code is over budget
-    on the Summit Ridge Hotel?" -> "Which cost code is over budget on the Name?"."""
-    out = text
+    on the Summit Ridge Hotel?" -> "Which cost code is over budget on the Name?". Read up to
+    ``MAX_QUERY_CHARS`` characters (one pass per value found)."""
+    out = text = bounded(text, MAX_QUERY_CHARS)
     for value in sorted(given_values(text), key=len, reverse=True):
         mask = CODE_MASK if code_like(value) else NAME_MASK
         out = re.sub(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", mask, out)
