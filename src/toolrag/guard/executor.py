@@ -74,6 +74,28 @@ def argument_size(arguments: Any, limit: int = MAX_ARGUMENT_CHARS) -> tuple[int,
     return size, deepest
 
 
+def oversized(name: str, arguments: Any) -> ToolResult | None:
+    """The ``TOO_LARGE`` refusal for ``arguments`` nested deeper than ``MAX_ARGUMENT_DEPTH``
+    levels or over ``MAX_ARGUMENT_CHARS`` characters of JSON, else None. Measured by
+    :func:`argument_size`, so it costs no more for a 5 MB payload than for one at the limit;
+    the guard and the MCP server's door share it."""
+    size, depth = argument_size(arguments)
+    if depth > MAX_ARGUMENT_DEPTH:
+        return ToolResult.fail(
+            ErrorCode.TOO_LARGE,
+            f"The arguments of {name} nest more than {MAX_ARGUMENT_DEPTH} levels deep.",
+            suggestion="Pass flat arguments: names, ids and filters.",
+        )
+    if size > MAX_ARGUMENT_CHARS:
+        return ToolResult.fail(
+            ErrorCode.TOO_LARGE,
+            f"The arguments of {name} are over {MAX_ARGUMENT_CHARS:,} characters of JSON, "
+            "the limit.",
+            suggestion="Pass short arguments: names, ids and filters, not documents.",
+        )
+    return None
+
+
 MAX_RESULT_CHARS = 200_000
 
 
@@ -266,20 +288,9 @@ class ToolGuard:
         if entry is None or not self.profile.permits(entry[1]):
             return "refused", self._unknown(name, known=entry is not None)
         tool, card = entry
-        size, depth = argument_size(arguments)
-        if depth > MAX_ARGUMENT_DEPTH:
-            return "refused", ToolResult.fail(
-                ErrorCode.TOO_LARGE,
-                f"The arguments of {name} nest more than {MAX_ARGUMENT_DEPTH} levels deep.",
-                suggestion="Pass flat arguments: names, ids and filters.",
-            )
-        if size > MAX_ARGUMENT_CHARS:
-            return "refused", ToolResult.fail(
-                ErrorCode.TOO_LARGE,
-                f"The arguments of {name} are over {MAX_ARGUMENT_CHARS:,} characters of JSON, "
-                "the limit.",
-                suggestion="Pass short arguments: names, ids and filters, not documents.",
-            )
+        refusal = oversized(name, arguments)
+        if refusal is not None:
+            return "refused", refusal
         checked = self._validate(tool, card, arguments)
         if isinstance(checked, ToolResult):
             return "refused", checked

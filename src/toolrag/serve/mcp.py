@@ -44,7 +44,7 @@ import mcp_types as types
 from mcp.server import MCPServer
 
 from toolrag.cards.card import ToolCard
-from toolrag.guard.executor import MAX_ARGUMENT_CHARS, MAX_ARGUMENT_DEPTH, argument_size
+from toolrag.guard.executor import oversized
 from toolrag.text import MAX_QUERY_CHARS, squashed
 from toolrag.toolbox import Toolbox
 from toolrag.tools.result import ErrorCode, ToolResult
@@ -134,30 +134,6 @@ def _result(result: ToolResult) -> types.CallToolResult:
 
 def _error_result(result: ToolResult) -> types.CallToolResult:
     return _text_result(render(result), True)
-
-
-def check_arguments(name: str, arguments: dict[str, Any]) -> ToolResult | None:
-    """The refusal for ``arguments`` nested deeper than ``MAX_ARGUMENT_DEPTH`` levels or over
-    ``MAX_ARGUMENT_CHARS`` characters of JSON (the guard's limits), else None. Measured by the
-    guard's iterative :func:`~toolrag.guard.executor.argument_size`, which stops at either
-    limit, so the check costs no more for a 5 MB or 10,000-level payload than for one at the
-    limit."""
-    size, depth = argument_size(arguments)
-    if depth > MAX_ARGUMENT_DEPTH:
-        return ToolResult.fail(
-            ErrorCode.TOO_LARGE,
-            f"The arguments of {name} nest more than {MAX_ARGUMENT_DEPTH} levels deep; the "
-            f"limit is {MAX_ARGUMENT_DEPTH}.",
-            suggestion="Pass flat arguments: names, ids and filters.",
-        )
-    if size > MAX_ARGUMENT_CHARS:
-        return ToolResult.fail(
-            ErrorCode.TOO_LARGE,
-            f"The arguments of {name} are over {MAX_ARGUMENT_CHARS:,} characters of JSON, the "
-            "limit.",
-            suggestion="Pass short arguments: names, ids and filters, not documents.",
-        )
-    return None
 
 
 class ToolboxServer:
@@ -271,7 +247,7 @@ class ToolboxServer:
             if isinstance(checked, ToolResult):
                 return _error_result(checked)
             return await self._in_thread(functools.partial(self._search, *checked))
-        refusal = check_arguments(name, arguments)
+        refusal = oversized(name, arguments)
         if refusal is not None:
             return await self._refuse(name, refusal)
         guard = self.toolbox.guard
