@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
+from benchmarks.mcp_load import serve_env
 from benchmarks.results import result_name, write_result
 from toolrag import Settings, Toolbox
 from toolrag.sample import running_server
@@ -54,14 +55,7 @@ def main() -> None:
         tmp = Path(tmp_name)
         db = tmp / "construction.sqlite"
         build_sqlite(ROOT / "data" / "db" / "seed.sql", db)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRAG_")} | {
-            "TOOLRAG_CONTENT_TYPES": "[]",
-            "TOOLRAG_DATABASE_URL": f"sqlite:///{db}",
-            "TOOLRAG_FIELD_API_URL": url,
-            "TOOLRAG_INDEX_DIR": str(tmp / "indexes"),
-            "TOOLRAG_STATE_DIR": str(tmp / "state-mcp"),
-            "TOOLRAG_TOOLSPECS_DIR": str(ROOT / "toolspecs"),
-        }
+        env = serve_env(db, url, tmp)
         settings = Settings(
             content_types=[],
             database_url=f"sqlite:///{db}",

@@ -119,6 +119,19 @@ def _mcp_rows(fig: dict[str, Any]) -> Rows:
     ]
 
 
+def _mcp_load_rows(fig: dict[str, Any]) -> Rows:
+    idle, loaded = fig["tools_list_idle"], fig["tools_list_under_attack"]
+    return [
+        (
+            "another client's `tools/list` p50 / p95 / max",
+            f"idle {idle['p50_s']:.3f} / {idle['p95_s']:.3f} / {idle['max_s']:.3f} s, under "
+            f"{fig['inputs']} slow inputs {loaded['p50_s']:.3f} / {loaded['p95_s']:.3f} / "
+            f"{loaded['max_s']:.3f} s",
+        ),
+        ("inputs without their structured outcome", str(len(fig["outcomes_wrong"]))),
+    ]
+
+
 def _overhead_rows(fig: dict[str, Any]) -> Rows:
     return [
         (
@@ -183,6 +196,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
     "tool_tokens": _tokens_rows,
     "guard_load": _guard_load_rows,
     "mcp_latency": _mcp_rows,
+    "mcp_load": _mcp_load_rows,
     "tool_overhead": _overhead_rows,
 }
 

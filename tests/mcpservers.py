@@ -5,19 +5,15 @@ process on a free 127.0.0.1 port, and a helper that runs one client session."""
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 from mcp import Client, StdioServerParameters
 
+from benchmarks.mcp_load import http_server, serve_env
 from toolrag.sample.field_api import running_server
 
 from .conftest import DATA, REPO
@@ -34,49 +30,15 @@ def toolbox_env(tmp: Path, construction_sqlite: Path) -> Iterator[dict[str, Any]
         yield {"env": env, "field_db": field_db, "url": url, "tmp": tmp}
 
 
-def serve_env(database: Path, field_api_url: str, tmp: Path) -> dict[str, str]:
-    """The environment of a ``toolrag mcp serve`` over ``database`` (SQLite) and the field API
-    at ``field_api_url``, its indexes and state in ``tmp``, no content indexes."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("TOOLRAG_")} | {
-        "TOOLRAG_CONTENT_TYPES": "[]",
-        "TOOLRAG_DATABASE_URL": f"sqlite:///{database}",
-        "TOOLRAG_FIELD_API_URL": field_api_url,
-        "TOOLRAG_INDEX_DIR": str(tmp / "indexes"),
-        "TOOLRAG_STATE_DIR": str(tmp / "state"),
-        "TOOLRAG_TOOLSPECS_DIR": str(REPO / "toolspecs"),
-        "TOOLRAG_DATA_DIR": str(DATA),
-    }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def mcp_server(transport: str, env: dict[str, str], *extra: str) -> Iterator[Any]:
     """Yield what ``mcp.Client`` connects to: stdio parameters, or the URL of a running HTTP
     server (started here, waited for up to 180 s, stopped at the end)."""
-    cmd = [sys.executable, "-m", "toolrag.cli", "mcp", "serve", *extra]
     if transport == "stdio":
+        cmd = [sys.executable, "-m", "toolrag.cli", "mcp", "serve", *extra]
         yield StdioServerParameters(command=cmd[0], args=cmd[1:], env=env, cwd=REPO)
         return
-    port = free_port()
-    proc = subprocess.Popen([*cmd, "--http", str(port)], env=env, cwd=REPO, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1)
-            break
-        except httpx.HTTPError:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            time.sleep(0.5)
-    try:
+    with http_server(env, *extra) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 def run_client(server: Any, fn: Any) -> Any:

@@ -137,9 +137,9 @@ def test_redaction_cost_is_bounded_by_the_cut_not_the_input() -> None:
     """A 64 KB argument of "a." took 5.6 s in the email pattern; the audit now cuts each string
     before any pattern runs and the patterns are linear (the bound is 20x the old figure)."""
     for text in ("a." * 32_768, "a@" * 32_768, "a" * 65_536 + "@x", " " * 65_536):
-        started = time.perf_counter()
+        started = time.thread_time()  # CPU time of this thread: other processes do not count
         out = redact({"sql": text})
-        assert time.perf_counter() - started < 0.5
+        assert time.thread_time() - started < 1.0
         assert out["sql"].endswith("more characters not logged]")
     deep: Any = "x"
     for _ in range(5000):

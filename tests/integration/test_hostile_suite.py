@@ -315,9 +315,9 @@ def test_text_patterns_are_fast(text: str) -> None:
     }
     slow = {}
     for name, check in checks.items():
-        started = time.perf_counter()
+        started = time.thread_time()  # CPU time of this thread: other processes do not count
         check()
-        took = time.perf_counter() - started
+        took = time.thread_time() - started
         if took > PATTERN_S:
             slow[name] = round(took, 2)
     assert not slow, f"slow on {len(text):,} characters: {slow}"

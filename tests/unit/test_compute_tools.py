@@ -343,7 +343,7 @@ def test_a_figure_with_a_long_run_of_spaces_is_read_in_linear_time() -> None:
     from toolrag.tools.compute import parse_figure
 
     text = "+" + " " * 19_000 + "x"
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time of this thread: other processes do not count
     assert parse_figure(text) == text
-    assert time.perf_counter() - started < 0.5
+    assert time.thread_time() - started < 1.0
     assert parse_figure("- $ 1,250.50") == -1250.5
