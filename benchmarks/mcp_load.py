@@ -40,7 +40,7 @@ import httpx
 from mcp import Client, MCPError
 
 from benchmarks.results import result_name, write_result
-from toolrag.guard.executor import MAX_ARGUMENT_CHARS
+from toolrag.guard import MAX_ARGUMENT_CHARS
 from toolrag.sample import running_server
 from toolrag.tools.sql import build_sqlite
 

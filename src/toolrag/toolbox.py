@@ -458,6 +458,7 @@ class Toolbox:
         run = RunState(question="\n".join(session.asked), seen=earlier)
         retriever = self.tool_retriever(run)
         retriever.retriever.sticky = session.sticky  # type: ignore[attr-defined]
+        retriever.retriever.context = session.asked[:-1]  # type: ignore[attr-defined]
         agent = build_agent([], self.llm, tool_retriever=retriever, kind=self._agent_kind)
         return await run_agent(
             agent,

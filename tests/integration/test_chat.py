@@ -39,3 +39,26 @@ def test_chat_remembers_earlier_turns_and_keeps_used_tools(
     assert "don't know" in other.answer or "do not know" in other.answer
     tb.end_chat("s1")
     assert "s1" not in tb._sessions
+
+
+def test_a_follow_up_that_names_nothing_gets_its_tools_from_the_turn_before(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """The first turn calls no tool (so nothing is sticky); the follow-up names neither a
+    project nor a tool. Alone it retrieves nothing; searched with the turn before it, the
+    schedule tool is offered. The same follow-up opening another session gets none."""
+    tb = toolbox_factory(
+        [
+            final("Which project do you mean?"),
+            react("get_project_schedule", {"project": "Cedar Valley Fire Station 7"}),
+            final("The milestone before it was dry-in, on 2025-09-30."),
+            final("Before what? Which project do you mean?"),
+        ]
+    )
+    first = tb.chat("s1", "When did Fire Station 7 reach substantial completion?")
+    assert first.tools_called == []
+    follow = tb.chat("s1", "and the one before that?")
+    assert "get_project_schedule" in follow.tools_offered
+    assert follow.tools_called == ["get_project_schedule"]
+    alone = tb.chat("s2", "and the one before that?")
+    assert "get_project_schedule" not in alone.tools_offered

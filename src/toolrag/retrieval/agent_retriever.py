@@ -15,7 +15,8 @@ object-node mapping that resolves a name to the registered tool. On top of retri
   (:mod:`toolrag.retrieval.intent`), or that names it;
 - a tool whose parameter takes another tool's output brings that tool along
   (``last_required``; :mod:`toolrag.retrieval.prerequisites`);
-- a sticky set keeps the tools used earlier in a conversation available on later turns;
+- a sticky set keeps the tools used earlier in a conversation available on later turns, and
+  a follow-up that leaves slots empty is searched again with the turn before it (``context``);
 - a query that *is* a tool name returns that tool: the workflow agent re-retrieves with the
   tool name when it executes a call, and a plain index would answer "Tool X not found" for any
   tool it does not rank first for its own name;
@@ -39,8 +40,9 @@ from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNo
 from llama_index.core.tools import BaseTool
 
 from toolrag.cards.names import TOOL_NAME
-from toolrag.retrieval.index import ToolIndex
+from toolrag.retrieval.index import ToolHit, ToolIndex
 from toolrag.retrieval.intent import asks_for_action, asks_for_arithmetic
+from toolrag.text import bounded
 
 UnknownTool = Callable[[str], BaseTool]
 MAX_PARTS = 4  # parts of one question searched for their own best tool
@@ -117,6 +119,9 @@ class ToolIndexRetriever(BaseRetriever):
         self.floor = floor
         self.gate = gate
         self.sticky: list[str] = []
+        # a conversation's earlier user turns, newest last: a follow-up that names nothing
+        # ("and for GRB-104?") is searched again with the turn before it, to fill its slots
+        self.context: list[str] = []
         self.last_retrieved: list[tuple[str, float]] = []
         # the last question's prerequisites: tool -> the retrieved tool whose parameter takes
         # its output (ToolHit.required_by)
@@ -153,6 +158,7 @@ class ToolIndexRetriever(BaseRetriever):
         found = [h for h in ranked if h.name not in companions][: self.k] + [
             h for h in ranked[: self.k] if h.name in companions and arithmetic
         ]
+        found += self._from_context(query, found, companions)
         hits = [(h.name, h.score) for h in found]
         self.last_retrieved = hits
         self.last_parts = self._parts(self.last_searched) if found else []
@@ -166,6 +172,35 @@ class ToolIndexRetriever(BaseRetriever):
         ]:
             chosen.setdefault(name, score)
         return [self._node(n, s) for n, s in chosen.items()]
+
+    def _from_context(
+        self, query: str, found: list[ToolHit], companions: set[str]
+    ) -> list[ToolHit]:
+        """In a conversation, the tools that the previous user turn and this message together
+        retrieve, for the slots this message alone left empty (none when it filled all ``k``
+        or there is no earlier turn). A follow-up such as "and the one before that?" names no
+        tool, so on its own it retrieves nothing or noise."""
+        if not self.context or len(found) >= self.k:
+            return []
+        combined = bounded(f"{bounded(self.context[-1], 1_000)} {query}")
+        searched = self.index.search_text(combined)
+        have = {h.name for h in found}
+        extra = []
+        for h in self.index.retrieve(
+            searched, k=self.k + len(companions), floor=self.floor, translate=False,
+            gate=self.gate,
+        ):  # fmt: skip
+            card = self.index.cards.get(h.id)
+            wanted = card is None or asks_for_action(searched, card)
+            if (
+                h.name in self.names
+                and h.name not in have
+                and h.name not in companions
+                and (h.named or wanted)
+            ):
+                extra.append(h)
+                have.add(h.name)
+        return extra[: self.k - len(found)]
 
     def _parts(self, query: str) -> list[tuple[str, str]]:
         """Each part of a question that asks several things ("What is GRB-101's contract
