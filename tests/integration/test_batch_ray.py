@@ -1,0 +1,211 @@
+"""The Ray engine of a batch and the tool-pool build on Ray, on a local cluster of 2 CPUs with
+the scripted LLM: the same records as the local engine, a re-run resumes, a question that
+raises or times out becomes a record, a killed actor loses no question (and writes no id
+twice), and a pool built on Ray holds the local build's rows, so a local re-sync embeds none."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="needs the Ray extra: pip install 'toolrag[ray]'")
+
+from toolrag import ScriptedLLM, Settings, Toolbox, run_batch  # noqa: E402
+from toolrag.batch import Question, read_records  # noqa: E402
+from toolrag.models import make_embedding, ray_embed_batches  # noqa: E402
+from toolrag.retrieval import ToolIndex  # noqa: E402
+
+from ..conftest import REPO, final, react  # noqa: E402
+
+ID = re.compile(r"\[(q\d+)\]")
+TOOL_QUERY = "When did Fire Station 7 reach substantial completion?"
+
+
+class Responder:
+    """One scripted turn, decided by the question (any actor may get any question): ``tool``
+    questions call the schedule tool then answer, ``raise`` ones fail, ``slow`` ones outlast
+    the deadline, and a ``kill`` question ends its process the first time (marker file)."""
+
+    def __init__(self, marker: Path | None = None) -> None:
+        self.marker = marker
+
+    def __call__(self, messages: Sequence[Any]) -> str:
+        contents = [str(m.content) for m in messages]
+        question = next((c for c in contents if ID.search(c)), "")
+        found = ID.search(question)
+        qid = found.group(1) if found else "?"
+        if "kill" in question and self.marker is not None and not self.marker.exists():
+            self.marker.write_text("killed once")
+            os._exit(1)  # the actor dies mid-question
+        if "raise" in question:
+            raise RuntimeError(f"scripted failure in {qid}")
+        if "slow" in question:
+            for _ in range(600):  # 30 s in slices, so the deadline can stop the thread
+                time.sleep(0.05)
+        if contents[-1].lstrip().startswith("Observation"):
+            return final(f"Substantial completion of {qid} was reached on 2025-12-12.")
+        if TOOL_QUERY in question:
+            return react("get_project_schedule", {"project": "Cedar Valley Fire Station 7"})
+        return final(f"No tool needed for {qid}.")
+
+
+def scripted_toolbox(settings: Settings, marker: Path | None = None) -> Toolbox:
+    """What each actor builds: the test's settings, an LLM playing ``Responder`` turns."""
+    return Toolbox(settings, llm=ScriptedLLM([Responder(marker)] * 10_000))
+
+
+def questions(n: int, extra: Sequence[tuple[str, str]] = ()) -> list[Question]:
+    out = []
+    for i in range(n):
+        qid = f"q{i:02d}"
+        if i % 2 == 0:
+            out.append(Question(id=qid, query=f"[{qid}] {TOOL_QUERY}", expected_tools=[
+                "get_project_schedule"], answer_keywords=["2025-12-12"]))  # fmt: skip
+        else:
+            out.append(Question(id=qid, query=f"[{qid}] Say hello.", expected_tools=[]))
+    for qid, kind in extra:
+        out.append(Question(id=qid, query=f"[{qid}] Please {kind} now."))
+    return out
+
+
+def deterministic(path: Path) -> dict[str, tuple[Any, ...]]:
+    return {
+        i: (r.answer, r.tools_called, r.ok, r.error_code, r.matched, r.tool_ok)
+        for i, r in read_records(path).items()
+    }
+
+
+def ids_written(path: Path) -> list[str]:
+    return [json.loads(line)["id"] for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    """One local cluster of 2 CPUs for the module; its workers import this test package."""
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={
+            "env_vars": {
+                "PYTHONPATH": str(REPO),
+                "HF_HUB_OFFLINE": "1",
+                "OMP_NUM_THREADS": "1",
+                "TOKENIZERS_PARALLELISM": "false",
+            }
+        },
+    )
+    yield
+    ray.shutdown()
+
+
+RAY = {"cpus_per_actor": 0.5}
+
+
+def test_ray_gives_the_local_records_and_resumes(
+    cluster: None, sample_settings: Settings, tmp_path: Path
+) -> None:
+    qs = questions(38, extra=[("q90", "raise"), ("q91", "raise")])
+    assert len(qs) == 40
+    local_out, ray_out = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
+    local = run_batch(scripted_toolbox(sample_settings), qs, local_out, timeout_s=60)
+    factory = functools.partial(scripted_toolbox, sample_settings)
+    summary = run_batch(
+        None, qs, ray_out, timeout_s=60, engine="ray", actors=2, asker_factory=factory,
+        threads_per_actor=2, ray_options=RAY,
+    )  # fmt: skip
+    assert deterministic(ray_out) == deterministic(local_out)
+    assert sorted(ids_written(ray_out)) == sorted(q.id for q in qs)  # each id exactly once
+    records = read_records(ray_out)
+    assert records["q00"].tools_called == ["get_project_schedule"] and records["q00"].matched
+    assert records["q01"].tools_called == [] and records["q01"].ok
+    assert records["q90"].error_code == "RuntimeError" and "q90" in (records["q90"].error or "")
+    assert (summary.answered, summary.failed, summary.skipped) == (38, 2, 0)
+    assert summary.model_dump(exclude={"p50_s", "p95_s", "output"}) == local.model_dump(
+        exclude={"p50_s", "p95_s", "output"}
+    )
+
+    seen: list[str] = []
+    again = run_batch(
+        None, qs, ray_out, timeout_s=60, engine="ray", actors=2, asker_factory=factory,
+        progress=lambda r: seen.append(r.id), ray_options=RAY,
+    )  # fmt: skip
+    assert again.skipped == 38 and sorted(seen) == ["q90", "q91"]  # only the failures again
+    assert len(ids_written(ray_out)) == 42
+
+
+def test_a_raise_and_a_timeout_become_records_on_ray(
+    cluster: None, sample_settings: Settings, tmp_path: Path
+) -> None:
+    out = tmp_path / "answers.parquet"  # Parquet: the spool is folded in at the end
+    qs = questions(0, extra=[("q80", "raise"), ("q81", "slow")])
+    summary = run_batch(
+        None, qs, out, timeout_s=3, engine="ray", actors=1, threads_per_actor=2,
+        asker_factory=functools.partial(scripted_toolbox, sample_settings), ray_options=RAY,
+    )  # fmt: skip
+    records = read_records(out)
+    assert records["q80"].error_code == "RuntimeError" and not records["q80"].ok
+    assert records["q81"].error_code == "TIMEOUT" and "3 s" in (records["q81"].error or "")
+    assert summary.failed == 2 and summary.total == 2
+    assert out.is_file() and not out.with_name(out.name + ".jsonl").exists()
+
+
+def test_a_killed_actor_loses_no_question(
+    cluster: None, sample_settings: Settings, tmp_path: Path
+) -> None:
+    marker = tmp_path / "killed"
+    qs = questions(10, extra=[("q95", "kill")])
+    path = tmp_path / "questions.jsonl"  # read by Ray Data
+    path.write_text("".join(q.model_dump_json() + "\n" for q in qs))
+    out = tmp_path / "answers.jsonl"
+    summary = run_batch(
+        None, path, out, timeout_s=60, engine="ray", actors=2,
+        asker_factory=functools.partial(scripted_toolbox, sample_settings, marker),
+        ray_options=RAY,
+    )  # fmt: skip
+    assert marker.exists()  # an actor did die
+    written = ids_written(out)
+    assert sorted(written) == sorted(q.id for q in qs)  # every id, exactly once
+    records = read_records(out)
+    assert all(r.ok for r in records.values()), [r.error for r in records.values() if not r.ok]
+    assert records["q95"].answer == "No tool needed for q95."
+    assert summary.answered == 11
+
+
+def test_the_tool_pool_built_on_ray_holds_the_local_rows(
+    cluster: None, sample_settings: Settings, tmp_path: Path
+) -> None:
+    cards = Toolbox(sample_settings).cards()
+    embed = make_embedding(sample_settings)
+    local = ToolIndex(tmp_path / "local", embed)
+    local_report = local.sync(cards, batch_size=8)
+    on_ray = ToolIndex(
+        tmp_path / "ray",
+        embed,
+        embed_batches=ray_embed_batches(sample_settings, actors=2, cpus_per_actor=0.5),
+    )
+    ray_report = on_ray.sync(cards, batch_size=8)
+    assert ray_report.embedded == local_report.embedded == len(cards) > 8
+    assert ray_report.requests_embedded == local_report.requests_embedded
+
+    def rows(index: ToolIndex, table: str = "tools") -> dict[str, tuple[Any, ...]]:
+        data = index._db.open_table(table).to_arrow().to_pylist()
+        return {r["id"]: (r["hash"], r["text"], np.asarray(r["vector"])) for r in data}
+
+    a, b = rows(local), rows(on_ray)
+    assert a.keys() == b.keys() == {c.id for c in cards}
+    for i in a:
+        assert a[i][:2] == b[i][:2]
+        assert np.allclose(a[i][2], b[i][2], atol=1e-5)
+
+    again = ToolIndex(tmp_path / "ray", embed).sync(cards, batch_size=8)  # locally, afterwards
+    assert (again.embedded, again.requests_embedded, again.unchanged) == (0, 0, len(cards))
