@@ -8,6 +8,7 @@ from toolrag.agent.loop import Answer, TraceStep
 from toolrag.batch.questions import Question, load_questions
 from toolrag.batch.run import BatchRecord, BatchSummary, load_batch_questions, run_batch
 from toolrag.cards.card import ToolCard, load_yaml_cards
+from toolrag.content.collection_spec import CollectionSpec, FieldSpec
 from toolrag.content.index import ContentIndex, SearchFilters
 from toolrag.errors import ConfigError, IndexMissingError, InputError, ToolragError
 from toolrag.evaluation.docs_eval import run_docs_eval
@@ -35,10 +36,12 @@ __all__ = [
     "AuditLog",
     "BatchRecord",
     "BatchSummary",
+    "CollectionSpec",
     "ConfigError",
     "ContentIndex",
     "ErrorCode",
     "ExampleStore",
+    "FieldSpec",
     "IdempotencyStore",
     "IndexMissingError",
     "InputError",

@@ -212,6 +212,11 @@ class Settings(BaseSettings):
         return self.projects_file or self.data_dir / "domain.yaml"
 
     @property
+    def collections_file(self) -> Path:
+        """The declared collections: ``toolspecs_dir/collections.yaml``."""
+        return self.toolspecs_dir / "collections.yaml"
+
+    @property
     def seed_sql(self) -> Path:
         return self.data_dir / "db" / "seed.sql"
 

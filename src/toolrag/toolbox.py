@@ -23,6 +23,7 @@ from llama_index.core.llms import LLM
 from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.objects.base import ObjectRetriever
 from llama_index.core.tools import BaseTool, FunctionTool
+from llama_index.core.tools.tool_spec.base import BaseToolSpec
 
 from toolrag.agent.loop import Answer, build_agent, run_agent
 from toolrag.agent.routed import ask_routed
@@ -30,6 +31,9 @@ from toolrag.batch.questions import Question, load_questions
 from toolrag.batch.run import BatchSummary, load_batch_questions, run_batch
 from toolrag.cards.card import ToolCard, apply_overlays, cards_from_tools, load_yaml_cards
 from toolrag.cards.synthetic import SyntheticQueries
+from toolrag.content.collection_index import CollectionIndex
+from toolrag.content.collection_spec import CollectionSpec, load_collections
+from toolrag.content.collection_tools import CollectionSearch, collection_search
 from toolrag.content.index import ContentIndex, ProgressFn, SyncReport
 from toolrag.content.loaders import LOADERS
 from toolrag.content.projects import ProjectCatalog
@@ -96,10 +100,27 @@ class Toolbox:
         llm: LLM | None = None,
         embed: BaseEmbedding | None = None,
         approve: Approver | None = None,
+        collections: Sequence[CollectionSpec] = (),
+        tools: Sequence[BaseTool | BaseToolSpec] = (),
     ) -> None:
         """``approve(request) -> bool`` decides delete/external calls (default: the
-        ``approval`` setting, which denies them)."""
+        ``approval`` setting, which denies them). ``collections`` are indexed and searched
+        beside those of ``toolspecs/collections.yaml``; ``tools`` (LlamaIndex tools or tool
+        specs) join the built-in ones: they get cards, are retrieved and go through the
+        guard like them."""
         self.settings = settings or Settings()
+        self._collections = list(collections)
+        self._own_tools: list[BaseTool] = []
+        for item in tools:
+            if isinstance(item, BaseToolSpec):
+                self._own_tools += item.to_tool_list()
+            elif isinstance(item, BaseTool):
+                self._own_tools.append(item)
+            else:
+                raise InputError(
+                    f"{type(item).__name__} is not a LlamaIndex tool or tool spec.",
+                    hint="Pass FunctionTool, QueryEngineTool or BaseToolSpec objects as tools.",
+                )
         self.approve = approve
         self._llm = llm
         self._embed = embed
@@ -132,6 +153,35 @@ class Toolbox:
             for ct in CONTENT_TYPES
         }
 
+    @cached_property
+    def collections(self) -> list[CollectionSpec]:
+        """The declared collections: those given to the constructor, then those of
+        ``toolspecs/collections.yaml``. A name used twice is refused."""
+        found = [*self._collections, *load_collections(self.settings.collections_file)]
+        names = [c.name for c in found]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise InputError(
+                f"Collections named twice: {', '.join(twice)}.",
+                hint="Give each collection its own name.",
+            )
+        return found
+
+    @cached_property
+    def collection_indexes(self) -> dict[str, CollectionIndex]:
+        return {c.name: CollectionIndex(self.settings.index_dir, c, self.embed)
+                for c in self.collections}  # fmt: skip
+
+    @cached_property
+    def collection_searches(self) -> dict[str, CollectionSearch]:
+        """The search tool of each indexed collection, by tool name."""
+        out = {}
+        for index in self.collection_indexes.values():
+            if index.exists():
+                search = collection_search(index, self.settings.top_k, self.settings.toolspecs_dir)
+                out[index.spec.tool_name] = search
+        return out
+
     @property
     def content_types(self) -> list[ContentType]:
         """The content types this toolbox indexes and searches (``settings.content_types``)."""
@@ -161,8 +211,11 @@ class Toolbox:
         for ct in self.content_types if content_types is None else content_types:
             loader = LOADERS[ct](self.settings.data_dir)
             reports.append(self.indexes[ct].sync(loader, progress))
+        self._check_collection_names()
+        for index in self.collection_indexes.values() if content_types is None else []:
+            reports.append(index.sync(index.loader(self.settings.data_dir), progress))
         self.database_status = self.build_database()
-        for cached in ("tool_index", "sql_spec", "gate"):  # re-read on next use
+        for cached in ("tool_index", "sql_spec", "gate", "collection_searches"):
             self.__dict__.pop(cached, None)
         if "guard" in self.__dict__:  # new projects or disciplines a question can name
             self.guard.vocabulary = self.filter_vocabulary()
@@ -176,6 +229,17 @@ class Toolbox:
             return None
         built = build_sqlite(self.settings.seed_sql, self.settings.sample_db_path)
         return "built" if built else "unchanged"
+
+    def _check_collection_names(self) -> None:
+        """A collection's tool may not take the name of another tool."""
+        others = {t.metadata.get_name() for t in self._builtin_tools()}
+        for spec in self.collections:
+            if spec.tool_name in others:
+                raise InputError(
+                    f"The collection {spec.name!r} would make a tool {spec.tool_name!r}, "
+                    "and another tool has that name.",
+                    hint="Rename the collection in collections.yaml.",
+                )
 
     def indexed(self) -> bool:
         return all(self.indexes[ct].exists() for ct in self.content_types)
@@ -230,9 +294,19 @@ class Toolbox:
             for config in load_rest_configs(path)
         ]
 
-    def _spec_tools(self) -> list[FunctionTool]:
+    def _spec_tools(self) -> list[BaseTool]:
+        tools = self._builtin_tools()
+        tools += [s.tool() for s in self.collection_searches.values()]
+        tools += self._own_tools
+        if self.settings.compute_tools and tools:  # arithmetic over what the other tools read
+            tools += ComputeToolSpec().to_tool_list()
+        return tools
+
+    def _builtin_tools(self) -> list[BaseTool]:
+        """The sample content tools of the enabled content types, and the SQL, REST and
+        MCP tools of ``toolspecs/``."""
         enabled = set(self.content_types)
-        tools = [
+        tools: list[BaseTool] = [
             t
             for t in self.content_spec.to_tool_list()
             if CONTENT_TOOL_TYPES[t.metadata.get_name()] in enabled
@@ -243,8 +317,6 @@ class Toolbox:
         for spec in self.rest_specs:
             tools += spec.to_tool_list()
         tools += self.mcp_tools[0]
-        if self.settings.compute_tools and tools:  # arithmetic over what the other tools read
-            tools += ComputeToolSpec().to_tool_list()
         return tools
 
     @cached_property
@@ -276,7 +348,7 @@ class Toolbox:
                 tools.append(self.sql_spec.query_tool(self.llm, self.embed))
         return tools
 
-    def tool(self, name: str) -> FunctionTool:
+    def tool(self, name: str) -> BaseTool:
         for t in self._spec_tools():
             if t.metadata.get_name() == name:
                 return t
@@ -296,12 +368,24 @@ class Toolbox:
             for card in cards_from_tools(self.tools(include_qa))
         ]
         cards = apply_overlays(cards, load_yaml_cards(self.settings.toolspecs_dir / "cards"))
+        searches = self.collection_searches
         return [
             card.model_copy(update={"holds": self.indexes[ct].outline()})
             if (ct := CONTENT_TOOL_TYPES.get(card.name)) in self.content_types
+            else self._collection_card(card, searches[card.name])
+            if card.name in searches
             else card
             for card in cards
         ]
+
+    @staticmethod
+    def _collection_card(card: ToolCard, search: CollectionSearch) -> ToolCard:
+        """A collection tool's card: its examples (declared, else written from what the
+        index holds) and what it holds."""
+        update: dict[str, Any] = {"holds": search.index.outline()}
+        if not card.examples:
+            update["examples"] = search.examples()
+        return card.model_copy(update=update)
 
     @cached_property
     def tool_index(self) -> ToolIndex:

@@ -38,6 +38,8 @@ def test_a_question_that_names_a_time(question: str) -> None:
         "May I see the open RFIs?",  # "May" opening a request is not the month
         "Which beams carry 3.5 tons?",
         "Who is the superintendent on GRB-2024?",
+        "How many days of annual leave does a full-time employee get?",  # a frequency
+        "Who writes the monthly safety report?",
     ],
 )
 def test_a_question_that_names_no_time(question: str) -> None:

@@ -176,6 +176,46 @@ def index(data_dir: DataDir = None, index_dir: IndexDir = None) -> None:
         raise typer.Exit(1)
 
 
+@app.command()
+def init(
+    folder: Annotated[Path, typer.Argument(help="The folder of your files.")] = Path("."),
+    force: Annotated[bool, typer.Option(help="Overwrite an existing configuration.")] = False,
+) -> None:
+    """Look at a folder and write a starter toolrag.toml and toolspecs/collections.yaml."""
+    from toolrag.content.discover import TOML, collections_yaml, discover
+
+    if not folder.is_dir():
+        _fail(ToolragError(f"{folder} is not a folder.", hint="Give the folder of your files."))
+    toml, yaml_path = folder / "toolrag.toml", folder / "toolspecs" / "collections.yaml"
+    existing = [p for p in (toml, yaml_path) if p.exists()]
+    if existing and not force:
+        _fail(
+            ToolragError(
+                f"{', '.join(map(str, existing))} already exist.",
+                hint="Pass --force to overwrite them.",
+            )
+        )
+    specs = discover(folder)
+    if not specs:
+        _fail(
+            ToolragError(
+                f"No readable files in {folder}.",
+                hint="toolrag reads PDF, DOCX, PPTX, EPUB, HTML, Markdown, text, CSV, JSON "
+                "and images.",
+            )
+        )
+    yaml_path.parent.mkdir(parents=True, exist_ok=True)
+    yaml_path.write_text(collections_yaml(specs), encoding="utf-8")
+    toml.write_text(TOML, encoding="utf-8")
+    table = Table("collection", "paths", "reader", "fields (filters)")
+    for spec in specs:
+        fields = ", ".join(f"{f.name}: {f.type}" for f in spec.fields) or "-"
+        table.add_row(spec.name, ", ".join(spec.paths), spec.reader, fields)
+    out.print(table)
+    out.print(f"Wrote {toml} and {yaml_path}. Next:")
+    out.print(f'  cd {folder} && toolrag index && toolrag ask "..."', highlight=False)
+
+
 # --- ask ---------------------------------------------------------------------------------------
 def _print_answer(answer: Any, trace: bool) -> None:
     """The answer for a terminal. Everything from the question, the model or a tool is escaped:

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import lancedb
 import pyarrow as pa
@@ -32,25 +32,10 @@ from toolrag.types import ContentType
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 
-_TEXT_FIELDS = (
-    "id",
-    "source",
-    "source_hash",
-    "doc_id",
-    "title",
-    "project",
-    "project_name",
-    "doc_type",
-    "date",
-    "sheet",
-    "discipline",
-    "extra",
-    "text",
-)
-
-
-# Everything but the vector: converting 384 floats per row to Python costs more than the search.
-_RESULT_COLUMNS = [*_TEXT_FIELDS, "chunk"]
+_BASE_TEXT = ("id", "source", "source_hash", "doc_id", "title")
+# the sample's metadata columns (a collection's table has its declared fields instead)
+_METADATA = ("project", "project_name", "doc_type", "date", "sheet", "discipline")
+_TEXT_FIELDS = (*_BASE_TEXT, *_METADATA, "extra", "text")
 OUTLINE_MAX = 500
 # a Markdown heading's line, its trailing spaces stripped after the match: ``(.+?)\s*$`` was
 # quadratic in a run of spaces inside a heading (0.16 s for one line of 4,000 characters)
@@ -64,11 +49,10 @@ def headings(text: str) -> list[str]:
     return [h.rstrip() for h in _HEADING.findall(text)]
 
 
-def _schema(dim: int) -> pa.Schema:
-    fields = [pa.field(name, pa.string()) for name in _TEXT_FIELDS]
-    fields.append(pa.field("chunk", pa.int32()))
-    fields.append(pa.field("vector", pa.list_(pa.float32(), dim)))
-    return pa.schema(fields)
+class Filters(Protocol):
+    """Validated filters that write their own SQL ``where`` clause (None: no filter)."""
+
+    def where(self) -> str | None: ...
 
 
 class SearchFilters(BaseModel):
@@ -149,20 +133,29 @@ ProgressFn = Callable[[str, int, int], None]
 
 
 class ContentIndex:
-    """The LanceDB table of one content type under ``index_dir``."""
+    """The LanceDB table of one content type under ``index_dir``.
+
+    Subclasses with other metadata columns (:class:`toolrag.content.collection_index.
+    CollectionIndex`) override :meth:`_metadata_fields`, :meth:`_metadata` and :meth:`_hit`.
+    """
 
     def __init__(
         self,
         index_dir: Path,
-        content_type: ContentType,
+        content_type: ContentType | str,
         embed: BaseEmbedding,
         chunk_size: int = 200,
         chunk_overlap: int = 30,
+        table_name: str | None = None,
     ) -> None:
         self.index_dir = index_dir
         self.content_type = content_type
+        self.table_name = table_name or content_type
         self.embed = embed
-        self.splitter = SentenceSplitter(chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        self.splitter = SentenceSplitter(
+            chunk_size=max(chunk_size, 16),
+            chunk_overlap=min(chunk_overlap, max(chunk_size, 16) - 1),
+        )
         # Part of every row's source_hash: changing the chunking or the embedding model
         # re-indexes the files even though their bytes did not change.
         model_name = getattr(embed, "model_name", type(embed).__name__)
@@ -187,7 +180,7 @@ class ContentIndex:
     def _open(self) -> Any:
         if self._table is None:
             try:
-                self._table = self.db.open_table(self.content_type)
+                self._table = self.db.open_table(self.table_name)
             except (ValueError, FileNotFoundError, RuntimeError):
                 return None
         return self._table
@@ -258,7 +251,7 @@ class ContentIndex:
         vectors = self.embed.get_text_embedding_batch([p[2] for p in pieces])
         rows = []
         for n, ((record, i, text), vector) in enumerate(zip(pieces, vectors, strict=True)):
-            row = record.model_dump(exclude={"extra", "text"})
+            row = self._metadata(record)
             row.update(
                 id=f"{source}#{n}",
                 source=source,
@@ -277,13 +270,39 @@ class ContentIndex:
             if not rows:
                 return None
             dim = len(rows[0]["vector"])
-            self._table = self.db.create_table(self.content_type, schema=_schema(dim))
+            self._table = self.db.create_table(self.table_name, schema=self._schema(dim))
             table = self._table
         if replace:
             table.delete(f"source = {_sql_str(source)}")
         if rows:
             table.add(rows)
         return table
+
+    # --- columns (what subclasses with other metadata change) -----------------------------------
+    def _metadata_fields(self) -> list[pa.Field]:
+        """The metadata columns between the fixed ones (id, source, ..., text, chunk, vector)."""
+        return [pa.field(name, pa.string()) for name in _METADATA]
+
+    def _schema(self, dim: int) -> pa.Schema:
+        fields = [pa.field(name, pa.string()) for name in _BASE_TEXT]
+        fields += self._metadata_fields()
+        fields += [pa.field(name, pa.string()) for name in ("extra", "text")]
+        fields.append(pa.field("chunk", pa.int32()))
+        fields.append(pa.field("vector", pa.list_(pa.float32(), dim)))
+        return pa.schema(fields)
+
+    @property
+    def result_columns(self) -> list[str]:
+        """Every column but the vector: converting 384 floats per row to Python costs more
+        than the search."""
+        return [*_BASE_TEXT, *(f.name for f in self._metadata_fields()), "extra", "text", "chunk"]
+
+    def _metadata(self, record: Record) -> dict[str, Any]:
+        """A record's metadata columns."""
+        return record.model_dump(exclude={"extra", "text"})
+
+    def _hit(self, row: dict[str, Any], score: float, similarity: float | None) -> Hit:
+        return Hit.from_row(row, score, similarity)
 
     def _reindex_fts(self) -> None:
         self.table().create_index("text", config=FTS(), replace=True)
@@ -293,7 +312,7 @@ class ContentIndex:
         self,
         query: str,
         k: int = 5,
-        filters: SearchFilters | None = None,
+        filters: Filters | None = None,
         mode: SearchMode = "hybrid",
     ) -> list[Hit]:
         """Top-k passages for ``query`` within ``filters``; hybrid fuses dense and BM25 by RRF."""
@@ -307,13 +326,13 @@ class ContentIndex:
             q = table.search(vector, vector_column_name="vector").distance_type("cosine")
             if where:
                 q = q.where(where, prefilter=True)
-            dense = q.select([*_RESULT_COLUMNS, "_distance"]).limit(pool).to_list()
+            dense = q.select([*self.result_columns, "_distance"]).limit(pool).to_list()
         if mode in ("hybrid", "bm25"):
-            sparse = self._fts(table, query, where, pool)
+            sparse = self._fts(table, query, where, pool, self.result_columns)
         if mode == "dense":
-            return [Hit.from_row(r, 1 - r["_distance"], 1 - r["_distance"]) for r in dense[:k]]
+            return [self._hit(r, 1 - r["_distance"], 1 - r["_distance"]) for r in dense[:k]]
         if mode == "bm25":
-            return [Hit.from_row(r, float(r.get("_score", 0.0)), None) for r in sparse[:k]]
+            return [self._hit(r, float(r.get("_score", 0.0)), None) for r in sparse[:k]]
         fused = reciprocal_rank_fusion([r["id"] for r in ranking] for ranking in (dense, sparse))
         rows: dict[str, dict[str, Any]] = {}
         sims: dict[str, float] = {}
@@ -322,10 +341,12 @@ class ContentIndex:
         for row in dense:
             sims[row["id"]] = 1 - row["_distance"]
         order = sorted(fused, key=lambda i: (-fused[i], i))[:k]
-        return [Hit.from_row(rows[i], fused[i], sims.get(i)) for i in order]
+        return [self._hit(rows[i], fused[i], sims.get(i)) for i in order]
 
     @staticmethod
-    def _fts(table: Any, query: str, where: str | None, limit: int) -> list[dict[str, Any]]:
+    def _fts(
+        table: Any, query: str, where: str | None, limit: int, columns: list[str]
+    ) -> list[dict[str, Any]]:
         terms = re.findall(r"[A-Za-z0-9]+(?:[-.][A-Za-z0-9]+)*", query)
         if not terms:
             return []
@@ -333,22 +354,22 @@ class ContentIndex:
         if where:
             q = q.where(where, prefilter=True)
         try:
-            return list(q.select([*_RESULT_COLUMNS, "_score"]).limit(limit).to_list())
+            return list(q.select([*columns, "_score"]).limit(limit).to_list())
         except (ValueError, RuntimeError, OSError) as exc:  # no FTS index yet, parse error
             if "index" in str(exc).lower() or "query" in str(exc).lower():
                 return []
             raise ToolragError(f"Full-text search failed: {exc}") from exc
 
-    def rows(self, filters: SearchFilters | None = None, limit: int = 200) -> list[Hit]:
+    def rows(self, filters: Filters | None = None, limit: int = 200) -> list[Hit]:
         """Every row matching ``filters`` (no query), ordered by doc id and chunk."""
         table = self.table()
         q = table.search()
         where = (filters or SearchFilters()).where()
         if where:
             q = q.where(where)
-        data = q.select(_RESULT_COLUMNS).limit(limit).to_list()
+        data = q.select(self.result_columns).limit(limit).to_list()
         data.sort(key=lambda r: (r["doc_id"], r["chunk"]))
-        return [Hit.from_row(r, 1.0, None) for r in data]
+        return [self._hit(r, 1.0, None) for r in data]
 
     def outline(self, limit: int = OUTLINE_MAX) -> list[str]:
         """What the index holds, in a few words per entry: each document's title, then the

@@ -16,14 +16,16 @@ from typing import Any
 
 # Months and weekdays, and words that set a period or a point in time. "day(s)" alone is a
 # quantity ("working days"), not a period: it needs one of these beside it ("the past 30 days").
+# Words of frequency (annual, monthly, weekly) name no period: "annual leave", "the monthly
+# report" give no dates a call could use.
 _TIME_WORDS = frozenset(
     re.findall(
         r"[a-z]+",
         """january february march april june july august september october november december
         jan feb mar apr jun jul aug sep sept oct nov dec
         monday tuesday wednesday thursday friday saturday sunday
-        today yesterday tomorrow tonight weekend week weeks weekly month months monthly year
-        years yearly annual annually quarter quarterly decade ago since until till before after
+        today yesterday tomorrow tonight weekend week weeks month months year
+        years quarter decade ago since until till before after
         between during within recent recently past upcoming next last previous current ytd mtd
         morning afternoon evening overnight hour hours""",
     )

@@ -1,0 +1,311 @@
+"""The tools of a declared collection: ``search_<name>`` with typed filters generated from its
+fields, and ``ask_<name>``, a ``QueryEngineTool`` that answers from its passages.
+
+The search tool's parameters come from the collection's filter fields:
+
+- ``enum``: the values seen at index time, listed in the schema (up to ``MAX_ENUM``; more are
+  taken as a keyword);
+- ``keyword``: free text resolved against the seen values and the alias file's names, with
+  the closest values suggested when none fits;
+- ``date``: ``start_<field>`` and ``end_<field>`` (``start_date``/``end_date`` for a field
+  named ``date``), inclusive, YYYY-MM-DD;
+- ``number``: ``min_<field>`` and ``max_<field>``, inclusive.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from llama_index.core.tools import FunctionTool
+from pydantic import BaseModel, Field, create_model
+
+from toolrag.content.collection_index import CollectionIndex, FieldFilters
+from toolrag.content.collection_spec import CollectionSpec, FieldSpec
+from toolrag.content.fields import FieldValueError, coerce
+from toolrag.errors import ConfigError
+from toolrag.text import bounded
+from toolrag.tools.result import ErrorCode, Source, ToolResult
+
+MAX_ENUM = 30
+PASSAGE_CHARS = 1200
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+class KeywordValues:
+    """The values of a keyword field and the other names each goes by."""
+
+    def __init__(self, values: list[str], aliases: dict[str, list[str]] | None = None) -> None:
+        self.names: dict[str, list[str]] = {v: [v] for v in values}
+        for value, names in (aliases or {}).items():
+            self.names.setdefault(value, [value]).extend(names)
+
+    def resolve(self, given: str) -> str | None:
+        """The value ``given`` names: exactly (any case and punctuation), or as the only value
+        whose name holds it or holds all its words; None when none or several fit."""
+        wanted = _norm(bounded(given, 200))
+        if not wanted:
+            return None
+        for value, names in self.names.items():
+            if any(_norm(n) == wanted for n in names):
+                return value
+        words = set(wanted.split())
+        for test in (
+            lambda n: wanted in _norm(n),
+            lambda n: words <= set(_norm(n).split()),
+        ):
+            hits = {v for v, names in self.names.items() if any(test(n) for n in names)}
+            if len(hits) == 1:
+                return hits.pop()
+        return None
+
+    def closest(self, given: str, n: int = 5) -> list[str]:
+        wanted = _norm(bounded(given, 200))
+        labels = {value: " / ".join(dict.fromkeys(names)) for value, names in self.names.items()}
+        ranked = sorted(
+            labels.items(),
+            key=lambda kv: (
+                -max(
+                    difflib.SequenceMatcher(None, wanted, _norm(x)).ratio()
+                    for x in self.names[kv[0]]
+                )
+            ),
+        )
+        return [label for _, label in ranked[:n]]
+
+
+def load_aliases(path: Path) -> dict[str, list[str]]:
+    """An alias file: ``{values: [{value: V, names: [N, ...]}]}``, or the sample's
+    ``{projects: [{code: V, name: N}]}``."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(
+            f"The alias file {path} cannot be read: {exc}",
+            hint="Fix the file or the collection's aliases.",
+        ) from exc
+    out: dict[str, list[str]] = {}
+    for item in data.get("values") or []:
+        if isinstance(item, dict) and item.get("value"):
+            out[str(item["value"])] = [str(n) for n in item.get("names") or []]
+    for item in data.get("projects") or []:
+        if isinstance(item, dict) and item.get("code"):
+            out[str(item["code"])] = [str(item["name"])] if item.get("name") else []
+    return out
+
+
+def _parameters(field: FieldSpec) -> list[str]:
+    if field.type == "date":
+        base = "" if field.name == "date" else f"_{field.name}"
+        return [f"start{base or '_date'}", f"end{base or '_date'}"]
+    if field.type == "number":
+        return [f"min_{field.name}", f"max_{field.name}"]
+    return [field.name]
+
+
+class CollectionSearch:
+    """``search_<name>(query, <filters>)`` over one collection's index."""
+
+    def __init__(
+        self,
+        index: CollectionIndex,
+        top_k: int = 3,
+        aliases: dict[str, dict[str, list[str]]] | None = None,
+    ) -> None:
+        """``aliases``: per keyword field, each value's other names."""
+        self.index = index
+        self.spec: CollectionSpec = index.spec
+        self.top_k = top_k
+        self.filters = [self.spec.field(name) for name in self.spec.filters]
+        self.keywords: dict[str, KeywordValues] = {}
+        self.enums: dict[str, list[str]] = {}
+        exists = index.exists()
+        for f in self.filters:
+            if f.type not in ("keyword", "enum"):
+                continue
+            seen = index.seen(f.name) if exists else []
+            if f.type == "enum" and 0 < len(seen) <= MAX_ENUM:
+                self.enums[f.name] = seen
+            else:
+                self.keywords[f.name] = KeywordValues(seen, (aliases or {}).get(f.name))
+
+    # --- the schema and the card --------------------------------------------------------------
+    def schema(self) -> type[BaseModel]:
+        fields: dict[str, Any] = {
+            "query": (str, Field(description="What to look for, in the words of the question.")),
+        }
+        for f in self.filters:
+            about = f.description or f.name.replace("_", " ")
+            if f.type == "date":
+                start, end = _parameters(f)
+                fields[start] = (
+                    dt.date | None,
+                    Field(None, description=f"Earliest {about}, YYYY-MM-DD (inclusive)."),
+                )
+                fields[end] = (
+                    dt.date | None,
+                    Field(None, description=f"Latest {about}, YYYY-MM-DD (inclusive)."),
+                )
+            elif f.type == "number":
+                low, high = _parameters(f)
+                fields[low] = (float | None, Field(None, description=f"Smallest {about}."))
+                fields[high] = (float | None, Field(None, description=f"Largest {about}."))
+            elif f.name in self.enums:
+                allowed = tuple(self.enums[f.name])
+                fields[f.name] = (
+                    Literal[allowed] | None,
+                    Field(None, description=f"Only this {about}."),
+                )
+            else:
+                fields[f.name] = (
+                    str | None,
+                    Field(None, description=f"Only this {about} (a value or a name for it)."),
+                )
+        model: type[BaseModel] = create_model(f"{self.spec.tool_name}_args", **fields)
+        return model
+
+    def description(self) -> str:
+        spec = self.spec
+        about = spec.description.strip().rstrip(".")
+        shown = [f.name.replace("_", " ") for f in spec.fields]
+        filters = ", ".join(p for f in self.filters for p in _parameters(f))
+        text = f"Search {spec.name.replace('_', ' ')}: {about}. "
+        text += "Use it for facts written in these files"
+        text += f", filtered by {filters}. " if filters else ". "
+        text += "Returns the most relevant passages with their title, file"
+        text += (", " + ", ".join(shown)) if shown else ""
+        text += " and score. It does not search other collections and does not compute totals."
+        return text
+
+    def examples(self) -> list[str]:
+        """The declared example requests, else requests about what the index holds (its
+        titles and headings), so that ``toolrag tools lint`` and the ToolIndex have some."""
+        if self.spec.examples:
+            return list(self.spec.examples)
+        titles = self.index.outline(limit=40) if self.index.exists() else []
+        name = self.spec.name.replace("_", " ")
+        forms = ("What do the {n} say about {t}?", "Find {t} in the {n}", "Look up {t}")
+        return [forms[i % len(forms)].format(n=name, t=t.lower()) for i, t in enumerate(titles[:6])]
+
+    def tool(self) -> FunctionTool:
+        return FunctionTool.from_defaults(
+            fn=self.search,
+            name=self.spec.tool_name,
+            description=self.description(),
+            fn_schema=self.schema(),
+        )
+
+    # --- the call -----------------------------------------------------------------------------
+    def search(self, query: str, **filters: Any) -> ToolResult:
+        if not query or not query.strip():
+            return ToolResult.fail(
+                ErrorCode.INVALID_ARGUMENT,
+                "The query is empty.",
+                suggestion="Describe what to look for in a few words.",
+            )
+        notes: list[str] = []
+        built = self._filters(filters, notes)
+        if isinstance(built, ToolResult):
+            return built
+        hits = self.index.search(bounded(query, 2_000), k=self.top_k, filters=built)
+        note = " ".join(notes) or None
+        if not hits:
+            return ToolResult.ok(
+                [], suggestion=note or "No passage matched; drop a filter or reword."
+            )
+        data = [
+            {
+                "doc_id": h.doc_id,
+                "title": h.title,
+                "file": h.source,
+                **h.extra,
+                "score": h.score,
+                "text": h.text[:PASSAGE_CHARS],
+            }
+            for h in hits
+        ]
+        sources = [
+            Source(
+                file=h.source,
+                doc_id=h.doc_id,
+                title=h.title,
+                locator=f"chunk {h.chunk}",
+                score=h.score,
+            )
+            for h in hits
+        ]
+        return ToolResult.ok(data, sources=sources, suggestion=note)
+
+    def _filters(self, given: dict[str, Any], notes: list[str]) -> FieldFilters | ToolResult:
+        """The filters to search with, or the failure to return. A keyword value that names
+        nothing indexed is left out, with a note in ``notes`` naming the closest values: a
+        small model often turns a word of the question into a filter, and a search without
+        it still finds the passage."""
+        out = FieldFilters()
+        for f in self.filters:
+            if f.type in ("date", "number"):
+                low_name, high_name = _parameters(f)
+                low, high = given.get(low_name), given.get(high_name)
+                try:
+                    low = coerce(f, low) if low is not None else None
+                    high = coerce(f, high) if high is not None else None
+                except FieldValueError as exc:
+                    return ToolResult.fail(
+                        ErrorCode.INVALID_ARGUMENT,
+                        f"{f.name}: {exc}.",
+                        suggestion="Give dates as YYYY-MM-DD and numbers as digits.",
+                    )
+                if low is not None and high is not None and low > high:  # type: ignore[operator]
+                    return ToolResult.fail(
+                        ErrorCode.INVALID_ARGUMENT,
+                        f"{low_name} {low} is after {high_name} {high}.",
+                        suggestion=f"Swap them so that {low_name} <= {high_name}.",
+                    )
+                if low is not None or high is not None:
+                    out.ranges[f.name] = (low, high)
+                continue
+            value = given.get(f.name)
+            if value is None or not str(value).strip():
+                continue
+            if f.name in self.enums:
+                out.equals[f.name] = str(value)
+                continue
+            known = self.keywords[f.name]
+            resolved = known.resolve(str(value))
+            if resolved is None and known.names:
+                notes.append(
+                    f"No {f.name} {bounded(str(value), 80)!r} is indexed in {self.spec.name}, "
+                    f"so the search ran without that filter (closest {f.name}: "
+                    + "; ".join(known.closest(str(value), n=3))
+                    + ")."
+                )
+                continue
+            out.equals[f.name] = resolved or str(value)
+        return out
+
+
+def collection_tools(
+    index: CollectionIndex, top_k: int = 3, toolspecs_dir: Path | None = None
+) -> list[FunctionTool]:
+    """The search tool of one collection (its alias files read from ``toolspecs_dir``)."""
+    return [collection_search(index, top_k, toolspecs_dir).tool()]
+
+
+def collection_search(
+    index: CollectionIndex, top_k: int = 3, toolspecs_dir: Path | None = None
+) -> CollectionSearch:
+    """The :class:`CollectionSearch` of one collection, with its fields' alias files."""
+    aliases = {}
+    for f in index.spec.fields:
+        if f.aliases:
+            path = Path(f.aliases)
+            path = path if path.is_absolute() or toolspecs_dir is None else toolspecs_dir / path
+            aliases[f.name] = load_aliases(path)
+    return CollectionSearch(index, top_k=top_k, aliases=aliases)
