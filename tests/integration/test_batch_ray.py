@@ -25,6 +25,7 @@ from toolrag.models import make_embedding, ray_embed_batches  # noqa: E402
 from toolrag.retrieval import ToolIndex  # noqa: E402
 
 from ..conftest import REPO, final, react  # noqa: E402
+from .test_cli import run_cli, scripted_env  # noqa: E402
 
 ID = re.compile(r"\[(q\d+)\]")
 TOOL_QUERY = "When did Fire Station 7 reach substantial completion?"
@@ -209,3 +210,21 @@ def test_the_tool_pool_built_on_ray_holds_the_local_rows(
 
     again = ToolIndex(tmp_path / "ray", embed).sync(cards, batch_size=8)  # locally, afterwards
     assert (again.embedded, again.requests_embedded, again.unchanged) == (0, 0, len(cards))
+
+
+def test_the_batch_command_switches_to_ray_with_one_flag(
+    sample_settings: Settings, tmp_path: Path
+) -> None:
+    path = tmp_path / "questions.jsonl"
+    path.write_text(questions(1)[0].model_dump_json() + "\n")
+    turns = [
+        react("get_project_schedule", {"project": "Cedar Valley Fire Station 7"}),
+        final("Substantial completion was reached on 2025-12-12."),
+    ]
+    out = tmp_path / "answers.jsonl"
+    env = scripted_env(sample_settings.index_dir, tmp_path, turns)
+    args = ("batch", str(path), "-o", str(out), "--engine", "ray", "--actors", "1")
+    proc = run_cli(*args, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "Ray: a local cluster" in proc.stderr and "100% of 1" in proc.stdout
+    assert read_records(out)["q00"].tools_called == ["get_project_schedule"]

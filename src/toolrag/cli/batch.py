@@ -1,4 +1,5 @@
-"""``toolrag batch QUESTIONS.jsonl -o ANSWERS.jsonl``: answer a file of questions, resumably."""
+"""``toolrag batch QUESTIONS.jsonl -o ANSWERS.jsonl [--engine ray]``: answer a file of questions,
+resumably, here or on a Ray cluster."""
 
 from __future__ import annotations
 
@@ -59,20 +60,35 @@ def make_batch_command(
         sample_api: Annotated[bool, typer.Option(
             "--sample-api", help="Run the sample field API in the background for the REST tools.")
         ] = False,
+        engine: Annotated[str, typer.Option(
+            help="local (this process) or ray (a Ray cluster: pip install 'toolrag[ray]').")
+        ] = "local",
+        address: Annotated[str | None, typer.Option(
+            help="With --engine ray: the cluster to join (default: start a local one).")] = None,
+        actors: Annotated[int, typer.Option(
+            help="With --engine ray: actors, each holding one toolbox.")] = 2,
+        dashboard: Annotated[bool, typer.Option(
+            "--dashboard", help="With --engine ray on a local cluster: start Ray's dashboard.")
+        ] = False,
     ) -> None:  # fmt: skip
-        """Answer every question of a JSONL file with the agent: a record per question in the
-        output file, a summary table at the end. Re-running skips ids already answered."""
+        """Answer every question of a JSONL file (or, on Ray, Parquet) with the agent: a record
+        per question in the output file (JSONL, or Parquet by its suffix), a summary table at
+        the end. Re-running skips ids already answered."""
         from toolrag.batch.run import load_batch_questions, run_batch
         from toolrag.cli.approval import cli_toolbox
 
         try:
+            if engine not in ("local", "ray"):
+                raise ToolragError(f"Unknown engine {engine!r}.", hint="Use local or ray.")
             settings = settings_for()
-            qs = load_batch_questions(questions)
-            if limit:
-                qs = qs[:limit]
+            # Ray Data reads the whole file itself; --limit and the local engine read it here
+            qs: Any = questions
+            if limit or engine == "local":
+                qs = load_batch_questions(questions)[: limit or None]
+            total = len(qs) if isinstance(qs, list) else _count(questions)
             api = field_api(settings.data_dir) if sample_api else contextlib.nullcontext()
             with api, _progress() as progress:
-                task = progress.add_task("questions", total=len(qs))
+                task = progress.add_task("questions", total=total)
                 summary = run_batch(
                     cli_toolbox(settings),
                     qs,
@@ -81,6 +97,11 @@ def make_batch_command(
                     timeout_s=timeout,
                     progress=lambda record: progress.advance(task),
                     on_resume=lambda n: progress.advance(task, n),
+                    engine="ray" if engine == "ray" else "local",
+                    address=address,
+                    actors=actors,
+                    echo=lambda line: progress.console.print(line, highlight=False),
+                    ray_options={"dashboard": dashboard} if engine == "ray" else None,
                 )
         except ToolragError as exc:
             err.print(f"[red]error:[/red] {exc.one_line()}", highlight=False, soft_wrap=True)
@@ -89,6 +110,18 @@ def make_batch_command(
         err.print(f"answers written to {output}")
 
     return batch
+
+
+def _count(path: Path) -> int:
+    """How many questions a file holds, without parsing them (the progress bar's total)."""
+    if not path.is_file():
+        raise ToolragError(f"No questions file at {path}.")
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    with path.open(encoding="utf-8-sig") as fh:
+        return sum(1 for line in fh if line.strip())
 
 
 @contextlib.contextmanager
