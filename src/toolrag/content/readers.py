@@ -155,21 +155,9 @@ def _image(path: Path) -> Unit:
             "or leave images out of the collection's paths.",
         )
     import pytesseract
-    from PIL import Image, UnidentifiedImageError
 
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")
-    try:
-        with Image.open(path) as opened:
-            opened.load()
-            image = opened.convert("L")
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise _fail(
-            path, f"not a readable image ({type(exc).__name__})", "Replace or remove the file."
-        ) from exc
-    except Image.DecompressionBombError as exc:
-        raise _fail(
-            path, "the image has too many pixels to read", "Scale it down below 90 megapixels."
-        ) from exc
+    image = open_grayscale(path)
     text = str(pytesseract.image_to_string(image, config="--psm 6"))
     if not text.strip():
         raise _fail(
@@ -178,6 +166,26 @@ def _image(path: Path) -> Unit:
             "Check that the scan is legible (300 dpi or more).",
         )
     return Unit(text=text.strip())
+
+
+def open_grayscale(path: Path) -> Any:
+    """The image at ``path`` in grayscale (a PIL image), or IngestError naming the fix."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as opened:
+            opened.load()
+            return opened.convert("L")
+    except Image.DecompressionBombError as exc:
+        raise _fail(
+            path, "the image has too many pixels to read", "Scale it down below 90 megapixels."
+        ) from exc
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        raise _fail(
+            path,
+            f"not a readable image ({type(exc).__name__})",
+            "Replace or remove the file, then run `toolrag index` again.",
+        ) from exc
 
 
 def _pdf_properties(path: Path) -> dict[str, Any]:

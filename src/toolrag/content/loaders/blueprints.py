@@ -125,17 +125,9 @@ class BlueprintExtractor:
         return str(pytesseract.image_to_string(image, config=f"--psm {psm or self.psm}"))
 
     def extract(self, path: Path) -> BlueprintSheet:
-        from PIL import Image, UnidentifiedImageError
+        from toolrag.content.readers import open_grayscale
 
-        try:
-            with Image.open(path) as opened:
-                opened.load()
-                image = opened.convert("L")
-        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-            raise IngestError(
-                f"{path}: not a readable image ({exc.__class__.__name__}).",
-                hint="Replace or remove the file, then run `toolrag index` again.",
-            ) from exc
+        image = open_grayscale(path)
         width, height = image.size
         # Title blocks sit in the bottom-right corner of a sheet; read that first (fast, clean),
         # then the whole sheet for the plan notes and for any field the corner lacked.
