@@ -228,3 +228,16 @@ def test_the_batch_command_switches_to_ray_with_one_flag(
     assert proc.returncode == 0, proc.stderr
     assert "Ray: a local cluster" in proc.stderr and "100% of 1" in proc.stdout
     assert read_records(out)["q00"].tools_called == ["get_project_schedule"]
+
+
+def test_tools_index_on_ray_then_locally_embeds_nothing_twice(tmp_path: Path) -> None:
+    tools = REPO / "tests" / "fixtures" / "tools_small.json"
+    env = {"TOOLRAG_STATE_DIR": str(tmp_path / "state"), "HF_HUB_OFFLINE": "1"}
+    index = ["tools", "index", str(tools), "--index-dir", str(tmp_path / "pool")]
+    on_ray = run_cli(*index, "--engine", "ray", "--actors", "1", env=env)
+    assert on_ray.returncode == 0, on_ray.stderr
+    n = len(json.loads(tools.read_text()))
+    assert f"{n} cards: {n} embedded ({n} added" in on_ray.stdout
+    local = run_cli(*index, env=env)
+    assert local.returncode == 0, local.stderr
+    assert f"{n} cards: 0 embedded (0 added, 0 updated), {n} unchanged" in local.stdout

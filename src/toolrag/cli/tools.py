@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from toolrag.retrieval.index import ToolIndex
     from toolrag.settings import Settings
 
-tools_app = typer.Typer(no_args_is_help=True, help="List, lint and search tool cards.")
+tools_app = typer.Typer(no_args_is_help=True, help="List, lint, index and search tool cards.")
 out = Console()
 err = Console(stderr=True)
 
@@ -197,6 +197,51 @@ def tools_synth(
         out.print(f"exported the requests of {len(written_cards)} card(s) to {export}")
     out.print(
         f"wrote requests for {written} card(s); {have} of {len(cards)} have them ({store.path})",
+        highlight=False,
+    )
+
+
+@tools_app.command("index")
+def tools_index(
+    tools: Annotated[Path, typer.Argument(help="A JSON tool list (as for --tools).")],
+    index_dir: Annotated[
+        Path, typer.Option(help="The index folder (`toolrag tools search --index-dir` reads it).")
+    ],
+    synthetic: WithRequests = False,
+    engine: Annotated[
+        str, typer.Option(help="local, or ray: embed on a Ray cluster (toolrag[ray]).")
+    ] = "local",
+    address: Annotated[
+        str | None, typer.Option(help="With --engine ray: the cluster to join (default: local).")
+    ] = None,
+    actors: Annotated[int, typer.Option(help="With --engine ray: embedding actors.")] = 2,
+) -> None:
+    """Embed a tool file's cards into a LanceDB tool index: only new or changed cards, by
+    their stable ids, so a re-run (with either engine) embeds nothing that is unchanged."""
+    from toolrag.cards.synthetic import SyntheticQueries
+    from toolrag.models.embeddings import make_embedding
+    from toolrag.models.ray_pool import ray_embed_batches
+    from toolrag.retrieval.index import ToolIndex
+
+    try:
+        if engine not in ("local", "ray"):
+            raise ToolragError(f"Unknown engine {engine!r}.", hint="Use local or ray.")
+        settings = load_settings()
+        cards = load_tool_list(tools)
+        if synthetic:
+            cards = SyntheticQueries(settings.synthetic_db).augment(cards)
+        echo = lambda line: err.print(line, highlight=False)  # noqa: E731
+        on_ray = (
+            ray_embed_batches(settings, actors, address, echo=echo) if engine == "ray" else None
+        )
+        report = ToolIndex(index_dir, make_embedding(settings), embed_batches=on_ray).sync(cards)
+    except ToolragError as exc:
+        _fail(exc)
+        return
+    out.print(
+        f"{len(cards)} cards: {report.embedded} embedded ({report.added} added, "
+        f"{report.updated} updated), {report.unchanged} unchanged, {report.removed} removed; "
+        f"{report.requests_embedded} requests embedded",
         highlight=False,
     )
 
