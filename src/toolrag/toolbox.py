@@ -344,6 +344,10 @@ class Toolbox:
                 query_engine_tool(self.indexes[ct], self.llm, k=self.settings.top_k)
                 for ct in self.content_types
             ]
+            tools += [
+                query_engine_tool(s.index, self.llm, self.settings.top_k, s.qa_description())
+                for s in self.collection_searches.values()
+            ]
             if self.sql_spec is not None:
                 tools.append(self.sql_spec.query_tool(self.llm, self.embed))
         return tools

@@ -103,3 +103,27 @@ def test_local_model_queries_chinook(chinook_toolbox: Toolbox, qid: str) -> None
     assert all(s.arguments.get("sql") for s in sql_steps)
     # Whether the 1.5B model's SQL was right varies; the trace shows it either way.
     print(qid, [s.arguments["sql"] for s in sql_steps], "->", answer.answer)
+
+
+def test_local_model_answers_from_a_users_own_collections(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A folder of a user's own files (no sample data), declared with collections.yaml: the
+    local model finds the HTML page's fact through the generated search tool."""
+    from ..collection_files import make_corpus
+
+    root = make_corpus(tmp_path_factory.mktemp("own-local"))
+    settings = Settings(
+        data_dir=root,
+        index_dir=root / "indexes",
+        state_dir=root / "state",
+        toolspecs_dir=root / "toolspecs",
+        content_types=[],
+        llm_provider="local",
+    )
+    toolbox = Toolbox(settings)
+    assert not [e for r in toolbox.index() for e in r.errors]
+    answer = toolbox.ask("How many characters must a password have at least?")
+    assert [s.tool for s in answer.trace][:1] == ["search_policies"], answer.trace
+    assert "14" in answer.answer, answer.answer
+    assert any(s.file == "policies/it/passwords.html" for s in answer.sources)

@@ -69,6 +69,10 @@ def test_generated_tools_have_typed_filters_and_cards_that_pass_lint(corpus: Pat
     assert errors == []
     assert len(cards["search_policies"].examples) >= 5
     assert "Password Policy" in cards["search_policies"].holds
+    qa = {t.metadata.get_name(): t for t in tb.tools(include_qa=True)}
+    assert {"ask_policies", "ask_equipment"} <= set(qa)
+    nodes = qa["ask_policies"].query_engine.retrieve("password length")  # type: ignore[attr-defined]
+    assert nodes[0].node.metadata["file"] == "policies/it/passwords.html"
 
 
 @pytest.mark.parametrize(
@@ -214,3 +218,42 @@ def test_own_tools_and_a_clashing_collection_name(tmp_path: Path) -> None:
     )
     with pytest.raises(Exception, match="another tool has that name"):
         Toolbox(sample_like).index()
+
+
+def _cli(folder: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    import os
+    import subprocess
+    import sys
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRAG_")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolrag.cli", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env={**clean, **(env or {})},
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_init_then_index_then_ask_with_no_edit(tmp_path: Path) -> None:
+    import json
+
+    folder = make_corpus(tmp_path / "mine")
+    shutil.rmtree(folder / "toolspecs")  # a plain folder of files
+    found = _cli(folder, "init", ".")
+    assert "policies" in found and "equipment" in found and "toolrag index" in found
+    assert (folder / "toolrag.toml").is_file()
+    indexed = _cli(folder, "index")
+    assert "policies" in indexed and "equipment" in indexed
+    turns = tmp_path / "turns.json"
+    turns.write_text(
+        json.dumps([react("search_policies", {"query": "password length"}), final("14")])
+    )
+    env = {"TOOLRAG_LLM_PROVIDER": "scripted", "TOOLRAG_SCRIPTED_TURNS_FILE": str(turns)}
+    answer = json.loads(_cli(folder, "ask", "--json", "How long must passwords be?", env=env))
+    assert [s["tool"] for s in answer["trace"]] == ["search_policies"]
+    assert answer["sources"][0]["file"] == "policies/it/passwords.html"

@@ -194,6 +194,16 @@ class CollectionSearch:
         forms = ("What do the {n} say about {t}?", "Find {t} in the {n}", "Look up {t}")
         return [forms[i % len(forms)].format(n=name, t=t.lower()) for i, t in enumerate(titles[:6])]
 
+    def qa_description(self) -> str:
+        """The card text of the collection's ``ask_<name>`` QueryEngineTool."""
+        about = self.spec.description.strip().rstrip(".")
+        return (
+            f"Answer a question from the {self.spec.name.replace('_', ' ')} ({about}) with a "
+            "short synthesized answer. Use it for open questions over these files when no "
+            "filter is needed. Returns an answer with the passages it used. It does not "
+            f"filter; use {self.spec.tool_name} for that."
+        )
+
     def tool(self) -> FunctionTool:
         return FunctionTool.from_defaults(
             fn=self.search,

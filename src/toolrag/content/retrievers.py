@@ -71,13 +71,16 @@ class ContentRetriever(BaseRetriever):
         return nodes
 
 
-def query_engine_tool(index: ContentIndex, llm: LLM, k: int = 3) -> QueryEngineTool:
-    """``ask_<content type>``: a QueryEngineTool that retrieves and synthesizes an answer."""
+def query_engine_tool(
+    index: ContentIndex, llm: LLM, k: int = 3, description: str | None = None
+) -> QueryEngineTool:
+    """``ask_<content type or collection>``: a QueryEngineTool that retrieves and synthesizes
+    an answer (``description`` for a collection; the sample's types have their own)."""
     engine = RetrieverQueryEngine.from_args(
         ContentRetriever(index, k=k), llm=llm, response_mode=ResponseMode.COMPACT
     )
     return QueryEngineTool.from_defaults(
         query_engine=engine,
         name=f"ask_{index.content_type}",
-        description=QA_DESCRIPTIONS[index.content_type],
+        description=description or QA_DESCRIPTIONS[str(index.content_type)],
     )
