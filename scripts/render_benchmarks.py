@@ -132,6 +132,36 @@ def _mcp_load_rows(fig: dict[str, Any]) -> Rows:
     ]
 
 
+def _ingest_rows(fig: dict[str, Any]) -> Rows:
+    rows: Rows = []
+    for fmt, r in fig["results"].items():
+        ours, base, unit = r["toolrag"], r["baseline"], r["unit"]
+        what, rate = f"{r['files']} files", f"{ours['files_per_s']} files/s"
+        if unit != "file":
+            what += f", {r['units']} {unit}s"
+            rate += f", {ours['units_per_s']} {unit}s/s"
+        if base.get("supported") is False:
+            baseline = "plain LlamaIndex: not supported (no OCR)"
+        else:
+            baseline = (
+                f"plain LlamaIndex {base['seconds']:.2f} s, {base['files_per_s']} files/s "
+                f"(toolrag/baseline time x{r['ratio_toolrag_over_baseline_s']:.2f})"
+            )
+        rows.append((
+            f"{fmt}: {what} (median of {fig['repeat']})",
+            f"toolrag {ours['seconds']:.2f} s, {rate}, {ours['chunks']} chunks; {baseline}; "
+            f"re-sync unchanged {ours['resync_unchanged_seconds']:.3f} s",
+        ))  # fmt: skip
+        if "toolrag_reader_auto" in r:
+            auto = r["toolrag_reader_auto"]
+            rows.append((
+                f"{fmt} read as files (`reader: auto`)",
+                f"toolrag {auto['seconds']:.2f} s, {auto['files_per_s']} files/s, "
+                f"{auto['chunks']} chunks",
+            ))  # fmt: skip
+    return rows
+
+
 def _overhead_rows(fig: dict[str, Any]) -> Rows:
     return [
         (
@@ -197,6 +227,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
     "guard_load": _guard_load_rows,
     "mcp_latency": _mcp_rows,
     "mcp_load": _mcp_load_rows,
+    "ingest": _ingest_rows,
     "tool_overhead": _overhead_rows,
 }
 
