@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import os
 from pathlib import Path
+from typing import Any
 
 COLLECTIONS_YAML = """\
 collections:
@@ -41,6 +42,21 @@ EQUIPMENT = [
     {"asset": "EQ-005", "name": "Fume hood", "status": "broken", "price": "9800",
      "room": "Lab 3"},
 ]  # fmt: skip
+
+
+def corpus_settings(root: Path, **overrides: Any) -> Any:
+    """Settings for a toolbox over the folder alone: its collections, no sample content."""
+    from toolrag import Settings
+
+    values: dict[str, Any] = {
+        "data_dir": root,
+        "index_dir": root / "indexes",
+        "state_dir": root / "state",
+        "toolspecs_dir": root / "toolspecs",
+        "content_types": [],
+        "llm_provider": "scripted",
+    }
+    return Settings(**{**values, **overrides})
 
 
 def font_path() -> str:

@@ -110,18 +110,10 @@ def test_local_model_answers_from_a_users_own_collections(
 ) -> None:
     """A folder of a user's own files (no sample data), declared with collections.yaml: the
     local model finds the HTML page's fact through the generated search tool."""
-    from ..collection_files import make_corpus
+    from ..collection_files import corpus_settings, make_corpus
 
     root = make_corpus(tmp_path_factory.mktemp("own-local"))
-    settings = Settings(
-        data_dir=root,
-        index_dir=root / "indexes",
-        state_dir=root / "state",
-        toolspecs_dir=root / "toolspecs",
-        content_types=[],
-        llm_provider="local",
-    )
-    toolbox = Toolbox(settings)
+    toolbox = Toolbox(corpus_settings(root, llm_provider="local"))
     assert not [e for r in toolbox.index() for e in r.errors]
     answer = toolbox.ask("How many characters must a password have at least?")
     assert [s.tool for s in answer.trace][:1] == ["search_policies"], answer.trace

@@ -14,19 +14,12 @@ from toolrag import ScriptedLLM, Settings, Toolbox
 from toolrag.cards.lint import lint_cards
 from toolrag.content import readers
 
-from ..collection_files import make_corpus
+from ..collection_files import corpus_settings, make_corpus
 from ..conftest import final, react
 
 
 def _settings(root: Path) -> Settings:
-    return Settings(
-        data_dir=root,
-        index_dir=root / "indexes",
-        state_dir=root / "state",
-        toolspecs_dir=root / "toolspecs",
-        content_types=[],
-        llm_provider="scripted",
-    )
+    return corpus_settings(root)  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")
