@@ -121,12 +121,12 @@ def test_filters_narrow_rows_and_an_unknown_value_gets_the_closest(corpus: Path)
     tb = Toolbox(_settings(corpus))
     broken = tb.call("search_equipment", query="centrifuge", status="broken")
     assert broken.success and {r["doc_id"] for r in broken.data} == {
-        "equipment/register.csv#EQ-002",
-        "equipment/register.csv#EQ-005",
+        "EQ-002",
+        "EQ-005",
     }
     cheap = tb.call("search_equipment", query="microscope", max_price=5000)
     assert cheap.success and all(float(r["price"]) <= 5000 for r in cheap.data)
-    assert "equipment/register.csv#EQ-004" not in {r["doc_id"] for r in cheap.data}
+    assert "EQ-004" not in {r["doc_id"] for r in cheap.data}
     guessed = tb.call("search_policies", query="password length", department="security")
     assert guessed.success and guessed.data[0]["file"] == "policies/it/passwords.html"
     assert "ran without that filter (closest department:" in (guessed.suggestion or "")

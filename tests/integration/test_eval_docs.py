@@ -1,4 +1,4 @@
-"""``toolrag eval docs``: document retrieval through the content-index path, on a small fixture
+"""``toolrag eval docs``: document retrieval through the collection code path, on a small fixture
 whose metrics are computed by hand, beside plain LlamaIndex."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from llama_index.core.node_parser import SentenceSplitter
 from typer.testing import CliRunner
 
+from toolrag import Settings
 from toolrag.cli.main import app
-from toolrag.content.loaders.jsonl import JsonlDocumentLoader
+from toolrag.evaluation.docs_eval import document_collection, read_documents
 
 from ..conftest import REPO
 
@@ -56,12 +56,20 @@ def test_eval_docs_cli_json_with_hand_computed_metrics(tmp_path: Path) -> None:
     assert misses.exists() and misses.read_text() == ""
 
 
-def test_the_jsonl_loader_chunks_long_documents_and_keeps_metadata() -> None:
-    records = JsonlDocumentLoader(FIXTURES / "docs_small.jsonl").load(FIXTURES / "docs_small.jsonl")
-    crane = next(r for r in records if r.doc_id == "d2")
-    assert crane.project == "P1" and crane.title == "Crane lift plan"
-    chunks = SentenceSplitter(chunk_size=200, chunk_overlap=30).split_text(crane.text)
-    assert JsonlDocumentLoader.chunked and len(chunks) > 1  # the content index's chunking
+def test_the_documents_go_through_a_rows_collection_chunked_like_the_sample(
+    tmp_path: Path,
+) -> None:
+    from toolrag import make_embedding
+    from toolrag.content import CollectionIndex
+
+    docs = FIXTURES / "docs_small.jsonl"
+    assert read_documents(docs)[1][1].startswith("Crane lift plan\n\n")  # title, then text
+    spec = document_collection(docs)
+    index = CollectionIndex(tmp_path, spec, make_embedding(Settings()))
+    index.sync(index.loader(docs.parent))
+    crane = [h for h in index.rows() if h.doc_id == "d2"]
+    assert len(crane) > 1 and crane[0].title == "Crane lift plan"  # long: several chunks
+    assert {h.doc_id for h in index.rows()} == {i for i, _ in read_documents(docs)}
 
 
 def test_eval_docs_cli_refuses_a_bad_document_file(tmp_path: Path) -> None:

@@ -116,7 +116,8 @@ class CollectionLoader(Loader):
                 values[spec.name] = json.dumps(value)
         props = unit.properties
         title = str(props.get("title") or _first_line(unit.text) or path.stem)
-        doc_id = f"{source}#{unit.part}" if unit.part else source
+        # a row's own id (its id_column) names it; else the file, and the page or row
+        doc_id = str(props.get("id") or (f"{source}#{unit.part}" if unit.part else source))
         return Record(doc_id=doc_id, text=unit.text, title=title[:300], extra=values)
 
 

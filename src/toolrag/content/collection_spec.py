@@ -124,9 +124,13 @@ class CollectionSpec(BaseModel):
         "JSON/JSONL record is one unit.",
     )
     text_columns: list[str] = Field(
-        default_factory=list, description="rows: the columns joined into a unit's text (all)."
+        default_factory=list,
+        description="rows: the columns whose values, joined, are a unit's text (default: "
+        "every column, as 'column: value' lines).",
     )
-    id_column: str | None = Field(None, description="rows: the column with each unit's id.")
+    id_column: str | None = Field(
+        None, description="rows: the column with each unit's id (its doc_id in results)."
+    )
     title_column: str | None = Field(None, description="rows: the column with its title.")
     chunking: Chunking = Field(default_factory=Chunking)
     fields: list[FieldSpec] = Field(default_factory=list)

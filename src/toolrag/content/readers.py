@@ -273,12 +273,16 @@ def _rows(
     records = _records(path)
     units = []
     for n, row in enumerate(records):
-        columns = text_columns or list(row)
-        text = "\n".join(f"{c}: {row[c]}" for c in columns if row.get(c) not in (None, ""))
+        if text_columns:  # the values alone: "title\n\nbody"
+            text = "\n\n".join(str(row[c]) for c in text_columns if row.get(c) not in (None, ""))
+        else:  # a table's row: every column, labelled
+            text = "\n".join(f"{c}: {v}" for c, v in row.items() if v not in (None, ""))
         if not text:
             continue
         ident = str(row.get(id_column) or "") if id_column else ""
         props: dict[str, Any] = {"columns": row}
+        if ident:
+            props["id"] = ident
         if title_column and row.get(title_column):
             props["title"] = str(row[title_column])
         units.append(Unit(text=text, part=ident or f"row{n + 1}", properties=props))

@@ -1,11 +1,14 @@
-"""Document-retrieval evaluation on any JSONL document set, through the content-index code path
-(chunking, LanceDB, dense + BM25 fused by reciprocal rank), beside plain LlamaIndex.
+"""Document-retrieval evaluation on any JSONL document set, through the collection code path
+(a ``reader: rows`` collection: chunking, LanceDB, dense + BM25 fused by reciprocal rank),
+beside plain LlamaIndex.
 
 A query's ranking is the order in which documents first appear among the retrieved chunks.
 """
 
 from __future__ import annotations
 
+import glob
+import json
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -13,9 +16,9 @@ from pathlib import Path
 from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from toolrag.content.index import ContentIndex
-from toolrag.content.loaders.jsonl import JsonlDocumentLoader
-from toolrag.errors import InputError
+from toolrag.content import CollectionIndex, CollectionSpec
+from toolrag.content.collection_spec import Chunking
+from toolrag.errors import IngestError, InputError
 from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, evaluate
 
 DOC_STRATEGIES = ("vectorstoreindex-default", "dense", "bm25", "hybrid")
@@ -55,25 +58,20 @@ def run_docs_eval(
 ) -> list[RetrievalReport]:
     """Index ``docs`` in a temporary content index and evaluate each strategy on ``queries``.
     ``on_loaded`` receives the document ids once they are read (to check the queries')."""
-    loader = JsonlDocumentLoader(docs)
-    if not loader.files():
-        raise InputError(
-            f"Document file {docs} does not exist.",
-            hint="Pass a JSONL file of {id, title?, text, metadata?} objects.",
-        )
-    records = loader.load(docs)
+    records = read_documents(docs)
     if on_loaded is not None:
-        on_loaded([r.doc_id for r in records])
+        on_loaded([doc_id for doc_id, _ in records])
+    spec = document_collection(docs)
     reports = []
     with tempfile.TemporaryDirectory(prefix="toolrag-docs-") as tmp:
-        index = ContentIndex(Path(tmp), "documents", embed)
+        index = CollectionIndex(Path(tmp), spec, embed)
         if any(s != "vectorstoreindex-default" for s in strategies):
-            report = index.sync(loader)
+            report = index.sync(index.loader(docs.parent))
             if report.errors:
                 raise InputError(report.errors[0])
         for strategy in strategies:
             if strategy == "vectorstoreindex-default":
-                search = vectorstoreindex_default([(r.doc_id, r.text) for r in records], embed)
+                search = vectorstoreindex_default(records, embed)
             else:
 
                 def search(query: str, k: int, mode: str = strategy) -> list[str]:
@@ -82,3 +80,50 @@ def run_docs_eval(
 
             reports.append(evaluate(strategy, len(records), queries, search, ks))
     return reports
+
+
+def document_collection(docs: Path) -> CollectionSpec:
+    """The ``reader: rows`` collection of a JSONL document file: a unit per line, its id the
+    doc id, its title before its text, chunked as the sample documents are (200/30)."""
+    return CollectionSpec(
+        name="evaluated",
+        description="The documents under evaluation.",
+        paths=[glob.escape(str(docs.resolve()))],
+        reader="rows",
+        id_column="id",
+        title_column="title",
+        text_columns=["title", "text"],
+        chunking=Chunking(size=200, overlap=30),
+    )
+
+
+def read_documents(path: Path) -> list[tuple[str, str]]:
+    """``(id, text)`` of each line of a JSONL document file (``{id, title?, text,
+    metadata?}``), the title before the text; InputError naming the line that is not one."""
+    if not path.is_file():
+        raise InputError(
+            f"Document file {path} does not exist.",
+            hint="Pass a JSONL file of {id, title?, text, metadata?} objects.",
+        )
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for n, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            doc_id, text = str(item["id"]), str(item["text"])
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise IngestError(
+                f"{path}:{n}: not a document line ({exc.__class__.__name__}: {exc}).",
+                hint="Each line needs a JSON object with id and text (title, metadata optional).",
+            ) from exc
+        if doc_id in seen:
+            raise IngestError(
+                f"{path}:{n}: the id {doc_id!r} appears twice.",
+                hint="Give every document its own id.",
+            )
+        seen.add(doc_id)
+        title = str(item.get("title") or "")
+        out.append((doc_id, f"{title}\n\n{text}".strip() if title else text))
+    return out
