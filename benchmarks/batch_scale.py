@@ -1,0 +1,229 @@
+"""Batch answering and tool-pool building past one machine: the local engine against Ray.
+
+In one run, on the same questions and the sample domain's index:
+
+- questions per second of ``run_batch`` locally (one question at a time, as for the local
+  model) and on a local Ray cluster with 1 and with 2 actors (one question at a time each).
+  The LLM is scripted; each of its turns waits ``--llm-latency`` seconds, standing in for a
+  remote LLM server, so the figures show what the engine adds and what more actors buy when
+  the answers wait on the model. A tool question takes two turns (the call, the answer), a
+  plain one a single turn.
+- embedding throughput (cards per second) of a tool-pool build: ``ToolIndex.sync`` locally and
+  with ``embed_batches=ray_embed_batches(...)`` on 2 actors, on the first ``--cards`` cards of
+  the BFCL pool (``benchmarks.datasets.bfcl``); the Ray figure includes starting the actors
+  and loading one embedding model in each.
+
+``--local-model N`` also answers N questions with the local model, locally and on 1 actor.
+
+    python -m benchmarks.batch_scale              # writes benchmarks/results/batch_scale.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from benchmarks.datasets import bfcl
+from benchmarks.results import ROOT, result_name, write_result
+from toolrag import ScriptedLLM, Settings, Toolbox, run_batch
+from toolrag.batch import Question, read_records
+from toolrag.cards import load_tool_list
+from toolrag.models import make_embedding, ray_embed_batches
+from toolrag.retrieval import ToolIndex
+
+DATA = ROOT / "data"
+TOOL_QUERY = "When did Fire Station 7 reach substantial completion?"
+ID = re.compile(r"\[(q\d+)\]")
+
+
+class Turns:
+    """A scripted turn decided by the question (any actor may get any question), after
+    ``latency`` seconds."""
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+
+    def __call__(self, messages: Sequence[Any]) -> str:
+        time.sleep(self.latency)
+        contents = [str(m.content) for m in messages]
+        question = next((c for c in contents if ID.search(c)), "")
+        if contents[-1].lstrip().startswith("Observation"):
+            return "Thought: I can answer now.\nAnswer: It was reached on 2025-12-12."
+        if TOOL_QUERY in question:
+            return (
+                "Thought: I need a tool.\nAction: get_project_schedule\n"
+                'Action Input: {"project": "Cedar Valley Fire Station 7"}'
+            )
+        return "Thought: No tool is needed.\nAnswer: Hello."
+
+
+def scripted_toolbox(settings: Settings, latency: float) -> Toolbox:
+    return Toolbox(settings, llm=ScriptedLLM([Turns(latency)] * 100_000))
+
+
+def questions(n: int) -> list[Question]:
+    out = []
+    for i in range(n):
+        qid = f"q{i:03d}"
+        if i % 2 == 0:
+            out.append(Question(id=qid, query=f"[{qid}] {TOOL_QUERY}", expected_tools=[
+                "get_project_schedule"], answer_keywords=["2025-12-12"]))  # fmt: skip
+        else:
+            out.append(Question(id=qid, query=f"[{qid}] Say hello.", expected_tools=[]))
+    return out
+
+
+def timed_batch(label: str, qs: list[Question], out: Path, **kwargs: Any) -> dict[str, Any]:
+    """Wall time, and the steady rate: from the first record to the last, leaving out the
+    start (on Ray: the actors' start and each one's toolbox warm-up)."""
+    stamps: list[float] = []
+    start = time.perf_counter()
+    summary = run_batch(
+        questions=qs, output=out, progress=lambda r: stamps.append(time.perf_counter()), **kwargs
+    )
+    seconds = time.perf_counter() - start
+    ok = sum(1 for r in read_records(out).values() if r.ok)
+    steady = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else None
+    print(f"{label}: {len(qs)} questions in {seconds:.1f} s ({ok} ok), steady {steady} q/s")
+    return {
+        "questions": len(qs),
+        "ok": ok,
+        "tool_accuracy": summary.tool_accuracy,
+        "seconds": round(seconds, 2),
+        "start_s": round(stamps[0] - start, 2) if stamps else None,
+        "questions_per_s": round(len(qs) / seconds, 3),
+        "steady_questions_per_s": round(steady, 3) if steady else None,
+    }
+
+
+def batch_figures(
+    settings: Settings, n: int, latency: float, tmp: Path, cpus: float
+) -> dict[str, Any]:
+    qs = questions(n)
+    local_tb = scripted_toolbox(settings, latency)
+    local_tb.warm_up()  # as each actor does before its first question
+    local = timed_batch("local", qs, tmp / "local.jsonl", toolbox=local_tb, concurrency=1)
+    factory = functools.partial(scripted_toolbox, settings, latency)
+    figures: dict[str, Any] = {"local": local}
+    for actors in (1, 2):
+        figures[f"ray_{actors}_actor{'s' if actors > 1 else ''}"] = timed_batch(
+            f"ray, {actors} actor(s)",
+            qs,
+            tmp / f"ray{actors}.jsonl",
+            toolbox=None,
+            engine="ray",
+            actors=actors,
+            threads_per_actor=1,
+            asker_factory=factory,
+            ray_options={"cpus_per_actor": cpus},
+        )
+    one, two = figures["ray_1_actor"], figures["ray_2_actors"]
+
+    def ratio(a: dict[str, Any], b: dict[str, Any], key: str) -> float | None:
+        return round(a[key] / b[key], 2) if a[key] and b[key] else None
+
+    figures["ratios"] = {
+        # seconds a question on 1 actor / locally (> 1: Ray is slower a question)
+        "ray_1_actor_vs_local_s_per_question": ratio(local, one, "questions_per_s"),
+        "ray_1_actor_vs_local_s_per_question_steady": ratio(local, one, "steady_questions_per_s"),
+        # questions a second, 2 actors / 1 actor
+        "ray_2_vs_1_actors_throughput": ratio(two, one, "questions_per_s"),
+        "ray_2_vs_1_actors_throughput_steady": ratio(two, one, "steady_questions_per_s"),
+    }
+    return figures
+
+
+def embed_figures(settings: Settings, n_cards: int, tmp: Path, cpus: float) -> dict[str, Any]:
+    tools_path, _ = bfcl.load(ROOT / "runs" / "bfcl")
+    cards = load_tool_list(tools_path)[:n_cards]
+    embed = make_embedding(settings)
+    embed.get_text_embedding_batch(["warm up"])  # loaded before the clock, as in a toolbox
+    figures: dict[str, Any] = {"cards": len(cards)}
+    for label, embedder in (
+        ("local", None),
+        ("ray_2_actors", ray_embed_batches(settings, actors=2, cpus_per_actor=cpus)),
+    ):
+        start = time.perf_counter()
+        report = ToolIndex(tmp / label, embed, embed_batches=embedder).sync(cards)
+        seconds = time.perf_counter() - start
+        print(f"pool build, {label}: {report.embedded} cards in {seconds:.1f} s")
+        figures[label] = {
+            "embedded": report.embedded,
+            "seconds": round(seconds, 2),
+            "cards_per_s": round(report.embedded / seconds, 1),
+        }
+    again = ToolIndex(tmp / "ray_2_actors", embed).sync(cards)
+    figures["local_resync_after_ray_embedded"] = again.embedded
+    figures["ray_vs_local_throughput"] = round(
+        figures["ray_2_actors"]["cards_per_s"] / figures["local"]["cards_per_s"], 2
+    )
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--questions", type=int, default=40)
+    parser.add_argument("--llm-latency", type=float, default=0.25, help="seconds a turn")
+    parser.add_argument("--cards", type=int, default=600, help="BFCL cards to embed")
+    parser.add_argument("--cpus", type=int, default=os.cpu_count() or 2, help="Ray's CPUs")
+    parser.add_argument("--local-model", type=int, default=0, metavar="N")
+    args = parser.parse_args()
+    # actors take half a CPU: the two of them and Ray Data's own tasks fit on two cores
+    cpus_per_actor = 0.5
+    ray.init(
+        num_cpus=args.cpus,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}},
+    )
+    tmp = Path(tempfile.mkdtemp(prefix="toolrag-batch-scale-"))
+    try:
+        index_dir = tmp / "indexes"
+        settings = Settings(
+            data_dir=DATA, index_dir=index_dir, state_dir=tmp / "state", llm_provider="scripted"
+        )
+        Toolbox(settings).index()
+        figures: dict[str, Any] = {
+            "llm": f"scripted, {args.llm_latency:g} s a turn",
+            "ray_cpus": args.cpus,
+            "cpus_per_actor": cpus_per_actor,
+            "batch": batch_figures(settings, args.questions, args.llm_latency, tmp, cpus_per_actor),
+            "pool_build": embed_figures(settings, args.cards, tmp, cpus_per_actor),
+        }
+        if args.local_model:
+            local = settings.model_copy(update={"llm_provider": "local"})
+            qs = questions(args.local_model)
+            figures["local_model"] = {
+                "local": timed_batch("local model", qs, tmp / "lm.jsonl", toolbox=Toolbox(local)),
+                "ray_1_actor": timed_batch(
+                    "local model, ray",
+                    qs,
+                    tmp / "lm-ray.jsonl",
+                    toolbox=Toolbox(local),
+                    engine="ray",
+                    actors=1,
+                ),
+            }
+    finally:
+        ray.shutdown()
+        shutil.rmtree(tmp, ignore_errors=True)
+    name = result_name("batch_scale", questions=args.questions if args.questions != 40 else 0,
+                       cards=args.cards if args.cards != 600 else 0,
+                       local_model=args.local_model)  # fmt: skip
+    write_result(name, figures)
+    for key, value in figures.items():
+        print(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()
