@@ -31,7 +31,7 @@ from toolrag.settings import Settings, load_settings
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
-    help="Answer questions over documents, blueprints and schedules with tools.",
+    help="Answer questions over your files, databases, APIs and MCP servers with tools.",
 )
 config_app = typer.Typer(no_args_is_help=True, help="Show the effective configuration.")
 model_app = typer.Typer(no_args_is_help=True, help="Install or locate the offline local model.")
@@ -137,7 +137,7 @@ def model_path_cmd() -> None:
 # --- index -------------------------------------------------------------------------------------
 @app.command()
 def index(data_dir: DataDir = None, index_dir: IndexDir = None) -> None:
-    """Build or update the content indexes (documents, blueprints, schedules), incrementally."""
+    """Build or update the content indexes and collections, incrementally."""
     from toolrag.cli.approval import cli_toolbox
 
     try:
