@@ -39,3 +39,7 @@ class IngestError(ToolragError):
 
 class InputError(ToolragError):
     """The question or an argument given by a person is unusable (empty, unknown project)."""
+
+
+class LLMServerError(ToolragError):
+    """An OpenAI-compatible LLM server failed a request, or cannot do what the mode needs."""

@@ -66,6 +66,12 @@ class Settings(BaseSettings):
     context_window: int = Field(4096, ge=4096, description="Local model context (>= 4096).")
     llm_threads: int = Field(2, ge=1, description="CPU threads for the local model.")
     llm_timeout_s: float = Field(120.0, gt=0, description="Timeout of one remote LLM request.")
+    tool_result_role: Literal["tool", "user"] = Field(
+        "tool",
+        description="openai_like: send tool results as 'tool' messages (OpenAI, vLLM, Ollama) "
+        "or as 'user' messages, for a server whose chat format drops tool messages "
+        "(llama-cpp-python's chatml-function-calling).",
+    )
 
     # --- embeddings ----------------------------------------------------------------------------
     embed_model: str = Field(

@@ -92,19 +92,24 @@ def make_llm(settings: Settings, scripted_turns: Sequence[Any] | None = None) ->
                 "llm_provider is 'openai_like' but llm_model is not set.",
                 hint="Set TOOLRAG_LLM_MODEL to the model name your server serves.",
             )
-        from llama_index.llms.openai_like import OpenAILike
+        from toolrag.models.server import REACT_STOP, ServerLLM
 
-        return OpenAILike(
+        function = settings.agent_mode == "function"
+        return ServerLLM(
             model=settings.llm_model,
             api_base=settings.api_base,
             api_key=settings.openai_key() or "not-needed",
             # OpenAILike defaults to completion mode; every server we target speaks chat.
             is_chat_model=True,
-            is_function_calling_model=settings.agent_mode == "function",
+            is_function_calling_model=function,
             context_window=settings.context_window,
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
             timeout=settings.llm_timeout_s,
+            # A server stops only where the request says: a ReAct step ends at the observation.
+            additional_kwargs={} if function else {"stop": REACT_STOP},
+            agent_mode=settings.agent_mode,
+            tool_result_role=settings.tool_result_role,
         )
     if provider == "local":
         return _local_llm(

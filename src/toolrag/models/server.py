@@ -1,0 +1,269 @@
+"""The ``openai_like`` LLM: any OpenAI-compatible chat-completions server (vLLM, Ollama,
+llama.cpp's servers), as LlamaIndex's ``OpenAILike`` plus what such servers need from us.
+
+Three things differ from the in-process local model (see docs/llm-servers.md):
+
+- **Stop sequences.** A ReAct step must end where the tool's observation begins, or the model
+  writes the observation itself and the parser reads an ``Action Input`` that runs on into the
+  invented text. The local wrapper stops at ``\\nObservation:`` itself; a server only stops where
+  the request's ``stop`` says, so the ReAct modes send it.
+- **Message shapes.** Servers validate requests strictly. LlamaIndex sends an assistant message
+  that carries ``tool_calls`` with ``"content": null``; llama-cpp-python's server rejects it with
+  HTTP 500 (its schema wants a string), so it is sent as ``""``, which OpenAI and vLLM accept too.
+  Tool results go back as ``role: tool`` messages with their ``tool_call_id``; for a server whose
+  chat format drops ``tool`` messages (llama-cpp-python's ``chatml-function-calling`` renders
+  them empty), ``tool_result_role="user"`` sends them as user messages that name the call.
+- **Silent replies.** A reply to a request with ``tools`` that holds neither text nor a tool
+  call (llama-cpp-python's ``chatml-function-calling`` whenever the model answers) is asked
+  again without ``tools``.
+- **Errors.** A server's error (an HTTP status, a validation dump, a refused connection) becomes
+  one :class:`~toolrag.errors.LLMServerError` sentence that names the mode that works, never the
+  provider's raw message or a traceback.
+
+The rewriting happens on the JSON request body in an httpx transport, so every LlamaIndex call
+path (chat, tools, structured output, streaming) goes through the same code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import httpx
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    ChatResponseAsyncGen,
+    ChatResponseGen,
+    ToolCallBlock,
+)
+from llama_index.llms.openai_like import OpenAILike
+from pydantic import Field
+
+from toolrag.errors import LLMServerError
+
+#: Where a ReAct step hands over to the tool (the local model's own stop list ends with it).
+REACT_STOP = ["\nObservation:"]
+
+ToolResultRole = Literal["tool", "user"]
+
+
+def reshape_messages(messages: list[dict[str, Any]], tool_result_role: ToolResultRole) -> None:
+    """Rewrite chat-completions ``messages`` in place into the shapes strict servers accept:
+    an assistant message with ``tool_calls`` gets ``content: ""`` instead of null; with
+    ``tool_result_role="user"`` each ``tool`` message becomes a user message naming the call."""
+    names: dict[str, str] = {}
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role")
+        if role == "assistant" and message.get("tool_calls"):
+            if message.get("content") is None:
+                message["content"] = ""
+            for call in message["tool_calls"]:
+                names[str(call.get("id"))] = str((call.get("function") or {}).get("name", "tool"))
+        elif role == "tool" and tool_result_role == "user":
+            name = names.get(str(message.get("tool_call_id")), "the tool")
+            messages[i] = {
+                "role": "user",
+                "content": f"Result of {name}:\n{message.get('content') or ''}",
+            }
+
+
+def _reshaped(request: httpx.Request, tool_result_role: ToolResultRole) -> httpx.Request:
+    if request.method != "POST" or not request.url.path.endswith("/chat/completions"):
+        return request
+    try:
+        body = json.loads(request.content)
+    except (ValueError, httpx.RequestNotRead):
+        return request
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return request
+    reshape_messages(body["messages"], tool_result_role)
+    headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
+    return httpx.Request(
+        request.method,
+        request.url,
+        headers=headers,
+        content=json.dumps(body).encode(),
+        extensions=request.extensions,
+    )
+
+
+class ReshapingTransport(httpx.BaseTransport):
+    """An httpx transport that sends chat-completions requests in strict servers' shapes."""
+
+    def __init__(self, inner: httpx.BaseTransport, tool_result_role: ToolResultRole) -> None:
+        self.inner, self.tool_result_role = inner, tool_result_role
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self.inner.handle_request(_reshaped(request, self.tool_result_role))
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class AsyncReshapingTransport(httpx.AsyncBaseTransport):
+    """The async :class:`ReshapingTransport`."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, tool_result_role: ToolResultRole) -> None:
+        self.inner, self.tool_result_role = inner, tool_result_role
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self.inner.handle_async_request(_reshaped(request, self.tool_result_role))
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def server_error(exc: Exception, *, api_base: str, mode: str, tools: bool) -> LLMServerError:
+    """One sentence for a failed server request: what failed, and the mode that works."""
+    import openai
+
+    where = f"The LLM server at {api_base}"
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMServerError(
+            f"{where} did not answer in time.",
+            hint="Raise TOOLRAG_LLM_TIMEOUT_S, or check that the server is not overloaded.",
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMServerError(
+            f"{where} cannot be reached.",
+            hint="Start the server, or fix TOOLRAG_API_BASE (it ends in /v1).",
+        )
+    status = getattr(exc, "status_code", None)
+    if status in (401, 403):
+        return LLMServerError(f"{where} refused the API key (HTTP {status}).",
+                              hint="Set TOOLRAG_API_KEY to a key it accepts.")  # fmt: skip
+    if status == 404:
+        return LLMServerError(
+            f"{where} does not serve this model or path (HTTP 404).",
+            hint="Set TOOLRAG_LLM_MODEL to a name its /v1/models lists.",
+        )
+    if tools:
+        return LLMServerError(
+            f"{where} did not accept a tool-calling request (HTTP {status}): this server "
+            "does not accept tool calls or their results.",
+            hint="Use --mode react (TOOLRAG_AGENT_MODE=react), or start the server with tool "
+            "support (llama-cpp-python: --chat_format chatml-function-calling; vLLM: "
+            "--enable-auto-tool-choice).",
+        )
+    hint = "Check the server's log."
+    if mode == "function":
+        hint = "Check the server's log, or use --mode react (TOOLRAG_AGENT_MODE=react)."
+    return LLMServerError(f"{where} failed a {mode} request (HTTP {status}).", hint=hint)
+
+
+def _uses_tools(messages: Sequence[ChatMessage], kwargs: dict[str, Any]) -> bool:
+    if kwargs.get("tools") or kwargs.get("functions"):
+        return True
+    return any(m.role.value == "tool" or "tool_calls" in m.additional_kwargs for m in messages)
+
+
+def _silent(response: ChatResponse, kwargs: dict[str, Any]) -> bool:
+    """A reply to a request with tools that holds neither text nor a tool call.
+
+    llama-cpp-python's ``chatml-function-calling`` does this whenever the model chooses to
+    answer rather than call: its grammar for the answer admits only a function name or the
+    end of the turn. The same messages without ``tools`` get the answer."""
+    if not kwargs.get("tools"):
+        return False
+    message = response.message
+    calls = message.additional_kwargs.get("tool_calls") or [
+        b for b in message.blocks if isinstance(b, ToolCallBlock)
+    ]
+    return not calls and not (message.content or "").strip()
+
+
+def _without_tools(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in kwargs.items() if k not in ("tools", "tool_choice",
+                                                          "parallel_tool_calls")}  # fmt: skip
+
+
+class ServerLLM(OpenAILike):
+    """``OpenAILike`` for a chat-completions server: ReAct stop sequences, request shapes
+    strict servers accept, and one-sentence :class:`LLMServerError` errors."""
+
+    agent_mode: str = Field("react", description="The agent mode it serves (for its errors).")
+    tool_result_role: ToolResultRole = Field(
+        "tool", description="How tool results are sent back: 'tool' messages or 'user' ones."
+    )
+
+    def __init__(self, **kwargs: Any) -> None:
+        """``transport`` and ``async_transport`` replace the network under the reshaping
+        (tests pass ``httpx.MockTransport``)."""
+        role = kwargs.get("tool_result_role", "tool")
+        timeout = kwargs.get("timeout", 120.0)
+        sync = kwargs.pop("transport", None) or httpx.HTTPTransport()
+        conc = kwargs.pop("async_transport", None) or httpx.AsyncHTTPTransport()
+        kwargs.setdefault(
+            "http_client", httpx.Client(transport=ReshapingTransport(sync, role), timeout=timeout)
+        )
+        kwargs.setdefault(
+            "async_http_client",
+            httpx.AsyncClient(transport=AsyncReshapingTransport(conc, role), timeout=timeout),
+        )
+        super().__init__(**kwargs)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "toolrag_server_llm"
+
+    def _error(self, exc: Exception, messages: Sequence[ChatMessage], kw: dict[str, Any]) -> Any:
+        import openai
+
+        if not isinstance(exc, openai.OpenAIError):
+            return exc
+        return server_error(
+            exc,
+            api_base=str(self.api_base),
+            mode=self.agent_mode,
+            tools=_uses_tools(messages, kw),
+        )
+
+    def _chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        try:
+            response = super()._chat(messages, **kwargs)
+            if _silent(response, kwargs):
+                response = super()._chat(messages, **_without_tools(kwargs))
+            return response
+        except Exception as exc:
+            raise self._error(exc, messages, kwargs) from exc
+
+    async def _achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        try:
+            response = await super()._achat(messages, **kwargs)
+            if _silent(response, kwargs):
+                response = await super()._achat(messages, **_without_tools(kwargs))
+            return response
+        except Exception as exc:
+            raise self._error(exc, messages, kwargs) from exc
+
+    def _stream_chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponseGen:
+        inner = super()._stream_chat(messages, **kwargs)
+
+        def gen() -> ChatResponseGen:
+            try:
+                yield from inner
+            except Exception as exc:
+                raise self._error(exc, messages, kwargs) from exc
+
+        return gen()
+
+    async def _astream_chat(
+        self, messages: Sequence[ChatMessage], **kwargs: Any
+    ) -> ChatResponseAsyncGen:
+        try:
+            inner = await super()._astream_chat(messages, **kwargs)
+        except Exception as exc:
+            raise self._error(exc, messages, kwargs) from exc
+
+        async def gen() -> ChatResponseAsyncGen:
+            try:
+                async for chunk in inner:
+                    yield chunk
+            except Exception as exc:
+                raise self._error(exc, messages, kwargs) from exc
+
+        return gen()

@@ -1,0 +1,86 @@
+"""llama-cpp-python's own OpenAI-compatible server on 127.0.0.1, serving the sample GGUF, for
+the tests of the ``openai_like`` path (tests/integration/test_openai_server.py).
+
+``python -m llama_cpp.server`` (the ``llama-cpp-python[server]`` extra) runs in a subprocess
+with the same context and threads the local path uses, and ``chatml-function-calling``: the
+ChatML format Qwen2.5 needs, which also accepts ``tools`` (the ``function`` agent mode).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+#: The model name the server answers to (``--model_alias``): what TOOLRAG_LLM_MODEL names.
+MODEL_ALIAS = "qwen2.5-coder-1.5b"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def llama_cpp_server(
+    model: Path,
+    *,
+    n_ctx: int = 4096,
+    threads: int = 2,
+    chat_format: str = "chatml-function-calling",
+    log: Path | None = None,
+    ready_timeout_s: float = 180.0,
+) -> Iterator[str]:
+    """Start the server, wait until ``/v1/models`` answers, yield its ``/v1`` base URL, and
+    stop it afterwards. A server that dies or never answers fails with its log's tail."""
+    port = free_port()
+    cmd = [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", str(model), "--model_alias", MODEL_ALIAS,
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads),
+        "--n_batch", "256", "--chat_format", chat_format,
+    ]  # fmt: skip
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + ready_timeout_s
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"llama_cpp.server exited ({proc.returncode}): {_tail(log)}")
+            try:
+                if httpx.get(f"{base}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"llama_cpp.server not ready in {ready_timeout_s}s: {_tail(log)}"
+                )
+            time.sleep(0.5)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        if log:
+            out.close()  # type: ignore[union-attr]
+
+
+def _tail(log: Path | None) -> str:
+    if log is None or not log.exists():
+        return "(no log)"
+    return log.read_text(errors="replace")[-2000:]

@@ -1,0 +1,154 @@
+"""The ``openai_like`` LLM against a fake chat-completions server (httpx.MockTransport): the
+requests it sends (ReAct stop sequences, tool-call and tool-result shapes) and the one-line
+errors a failing server turns into. The real server is in test_openai_server.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+from llama_index.core.llms import ChatMessage, MessageRole
+from llama_index.core.tools import FunctionTool
+
+from toolrag import Settings
+from toolrag.agent.loop import build_agent, run_agent
+from toolrag.errors import LLMServerError
+from toolrag.models.llms import make_llm
+from toolrag.models.server import ServerLLM, reshape_messages
+
+BASE = "http://127.0.0.1:9/v1"
+
+
+def completion(content: str | None = "Thought: done.\nAnswer: 4", calls: Any = None) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+    }  # fmt: skip
+
+
+class FakeServer:
+    """Records each request body and answers with the next reply (a dict or a status)."""
+
+    def __init__(self, *replies: Any) -> None:
+        self.replies, self.bodies = list(replies), []  # type: list[Any], list[dict]
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.bodies.append(json.loads(request.content))
+        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        if isinstance(reply, int):
+            return httpx.Response(reply, json={"error": {"message": "7 validation errors: ..."}})
+        return httpx.Response(200, json=reply)
+
+
+def server_llm(fake: FakeServer, mode: str = "react", role: str = "tool") -> ServerLLM:
+    settings = Settings(llm_provider="openai_like", api_base=BASE, llm_model="m",
+                        agent_mode=mode, tool_result_role=role)  # fmt: skip
+    llm = make_llm(settings)
+    assert isinstance(llm, ServerLLM)
+    transport = httpx.MockTransport(fake)
+    # same settings, the fake server under the reshaping transport
+    return ServerLLM(**{**_kwargs(llm), "transport": transport, "async_transport": transport,
+                        "max_retries": 0})  # fmt: skip
+
+
+def _kwargs(llm: ServerLLM) -> dict[str, Any]:
+    keep = ("model", "api_base", "api_key", "is_chat_model", "is_function_calling_model",
+            "temperature", "max_tokens", "additional_kwargs", "agent_mode",
+            "tool_result_role")  # fmt: skip
+    return {k: getattr(llm, k) for k in keep}
+
+
+def test_react_mode_sends_the_observation_stop_sequence() -> None:
+    fake = FakeServer(completion())
+    server_llm(fake, "react").chat([ChatMessage(role=MessageRole.USER, content="2+2?")])
+    assert fake.bodies[0]["stop"] == ["\nObservation:"]
+    fake = FakeServer(completion())
+    server_llm(fake, "function").chat([ChatMessage(role=MessageRole.USER, content="2+2?")])
+    assert "stop" not in fake.bodies[0]  # the function agent's replies are tool calls
+
+
+def test_tool_call_messages_take_the_shapes_strict_servers_accept() -> None:
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "total?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "run_sql", "arguments": '{"sql": "SELECT 1"}'}}]},
+        {"role": "tool", "content": '{"rows": [[1]]}', "tool_call_id": "call_1"},
+    ]  # fmt: skip
+    as_tool = json.loads(json.dumps(messages))
+    reshape_messages(as_tool, "tool")
+    assert as_tool[1]["content"] == "" and as_tool[1]["tool_calls"]  # not null: HTTP 500
+    assert as_tool[2] == messages[2]  # OpenAI's shape: role tool, with its tool_call_id
+    as_user = json.loads(json.dumps(messages))
+    reshape_messages(as_user, "user")
+    assert as_user[2] == {"role": "user", "content": 'Result of run_sql:\n{"rows": [[1]]}'}
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: the first. b: the second.
+    """
+    return a + b
+
+
+def test_function_agent_history_reaches_the_server_reshaped() -> None:
+    """The FunctionAgent's second request carries its tool call and the result: content ""
+    on the assistant message and the result as role tool (what failed with HTTP 500)."""
+    call = [{"id": "call_1", "type": "function",
+             "function": {"name": "add", "arguments": '{"a": 2, "b": 2}'}}]  # fmt: skip
+    fake = FakeServer(completion(None, call), completion("2 + 2 is 4."))
+    llm = server_llm(fake, "function")
+    agent = build_agent([FunctionTool.from_defaults(add)], llm, kind="function")
+    answer = asyncio.run(run_agent(agent, "What is 2 + 2?", max_repairs=0))
+    assert answer.answer == "2 + 2 is 4." and answer.tools_called == ["add"]
+    second = fake.bodies[1]["messages"]
+    assistant = next(m for m in second if m.get("tool_calls"))
+    assert assistant["content"] == ""
+    assert {"role": "tool", "content": "4", "tool_call_id": "call_1"} in second
+    assert fake.bodies[1]["tools"][0]["function"]["name"] == "add"
+
+
+def test_a_server_refusing_tool_calls_names_the_mode_that_works() -> None:
+    fake = FakeServer(500)
+    agent = build_agent(
+        [FunctionTool.from_defaults(add)], server_llm(fake, "function"), kind="function"
+    )
+    with pytest.raises(LLMServerError) as err:
+        asyncio.run(run_agent(agent, "What is 2 + 2?", max_repairs=0))
+    line = err.value.one_line()
+    assert "does not accept tool calls" in line and "--mode react" in line
+    assert "validation" not in line and "\n" not in line  # not the provider's raw message
+
+
+def test_an_unreachable_server_is_one_sentence() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    llm = server_llm(FakeServer(completion()), "react")
+    llm = ServerLLM(**{**_kwargs(llm), "transport": httpx.MockTransport(refuse), "max_retries": 0})
+    with pytest.raises(LLMServerError, match=r"cannot be reached\. Start the server"):
+        llm.chat([ChatMessage(role=MessageRole.USER, content="hi")])
+
+
+def test_a_silent_reply_to_a_tool_request_is_asked_again_without_tools() -> None:
+    """llama-cpp-python's chatml-function-calling answers with neither text nor a call when
+    the model chooses to answer; the same messages without tools get the answer."""
+    call = [{"id": "call_1", "type": "function",
+             "function": {"name": "add", "arguments": '{"a": 2, "b": 2}'}}]  # fmt: skip
+    fake = FakeServer(completion(None, call), completion(None), completion("It is 4."))
+    llm = server_llm(fake, "function")
+    agent = build_agent([FunctionTool.from_defaults(add)], llm, kind="function")
+    answer = asyncio.run(run_agent(agent, "What is 2 + 2?", max_repairs=0))
+    assert answer.answer == "It is 4." and answer.unreadable == 0
+    assert "tools" in fake.bodies[1] and "tools" not in fake.bodies[2]
+    assert fake.bodies[2]["messages"] == fake.bodies[1]["messages"]
