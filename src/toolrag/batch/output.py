@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolrag.batch.run import BatchRecord
+    from toolrag.batch.records import BatchRecord
 
 
 def is_parquet(path: Path) -> bool:
@@ -31,7 +31,7 @@ def spool_path(path: Path) -> Path:
 
 
 def _read_jsonl(path: Path, into: dict[str, BatchRecord]) -> None:
-    from toolrag.batch.run import BatchRecord
+    from toolrag.batch.records import BatchRecord
 
     if not path.is_file():
         return
@@ -53,7 +53,7 @@ def read_records(path: Path) -> dict[str, BatchRecord]:
     if path.is_file():
         import pyarrow.parquet as pq
 
-        from toolrag.batch.run import BatchRecord
+        from toolrag.batch.records import BatchRecord
 
         for row in pq.read_table(path).to_pylist():
             record = BatchRecord.model_validate(row)

@@ -25,7 +25,7 @@ from typing import Any
 
 from toolrag.batch.output import RecordSink, read_records
 from toolrag.batch.questions import Question
-from toolrag.batch.run import (
+from toolrag.batch.records import (
     Asker,
     BatchRecord,
     BatchSummary,

@@ -61,7 +61,7 @@ def make_batch_command(
             "--sample-api", help="Run the sample field API in the background for the REST tools.")
         ] = False,
         engine: Annotated[str, typer.Option(
-            help="local (this process) or ray (a Ray cluster: pip install 'toolrag[ray]').")
+            help="local (this process) or ray (a Ray cluster: pip install 'toolrag\\[ray]').")
         ] = "local",
         address: Annotated[str | None, typer.Option(
             help="With --engine ray: the cluster to join (default: start a local one).")] = None,

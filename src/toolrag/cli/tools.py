@@ -209,7 +209,7 @@ def tools_index(
     ],
     synthetic: WithRequests = False,
     engine: Annotated[
-        str, typer.Option(help="local, or ray: embed on a Ray cluster (toolrag[ray]).")
+        str, typer.Option(help="local, or ray: embed on a Ray cluster (toolrag\\[ray] extra).")
     ] = "local",
     address: Annotated[
         str | None, typer.Option(help="With --engine ray: the cluster to join (default: local).")
