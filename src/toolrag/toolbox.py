@@ -34,7 +34,7 @@ from toolrag.cards.synthetic import SyntheticQueries
 from toolrag.content.collection_index import CollectionIndex
 from toolrag.content.collection_spec import CollectionSpec, load_collections
 from toolrag.content.collection_tools import CollectionSearch, collection_search
-from toolrag.content.index import ContentIndex, ProgressFn, SyncReport
+from toolrag.content.index import BuildRows, ContentIndex, ProgressFn, SyncReport
 from toolrag.content.loaders import LOADERS
 from toolrag.content.projects import ProjectCatalog
 from toolrag.content.retrievers import query_engine_tool
@@ -199,21 +199,39 @@ class Toolbox:
         self,
         progress: ProgressFn | None = None,
         content_types: Sequence[ContentType] | None = None,
+        *,
+        engine: str = "local",
+        address: str | None = None,
+        actors: int = 2,
     ) -> list[SyncReport]:
-        """Build or update the content indexes from ``settings.data_dir`` (incremental);
-        ``content_types`` defaults to ``settings.content_types``."""
+        """Build or update the content indexes and collections from ``settings.data_dir``
+        (incremental); ``content_types`` defaults to ``settings.content_types``. With
+        ``engine="ray"`` the changed files are read, chunked and embedded on a Ray cluster
+        (``address``, or a local one) by ``actors`` actors, and written here
+        (:mod:`toolrag.content.ray_sync`)."""
+        if engine not in ("local", "ray"):
+            raise InputError(f"Unknown engine {engine!r}.", hint="Use local or ray.")
         if not self.settings.data_dir.is_dir():
             raise InputError(
                 f"The data folder {self.settings.data_dir} does not exist.",
                 hint="Set TOOLRAG_DATA_DIR to your data folder, or run from the project root.",
             )
         reports = []
+
+        def build(index: ContentIndex) -> BuildRows | None:
+            if engine != "ray":
+                return None
+            from toolrag.content.ray_sync import ray_build_rows
+
+            return ray_build_rows(index, self.settings, actors, address)
+
         for ct in self.content_types if content_types is None else content_types:
             loader = LOADERS[ct](self.settings.data_dir)
-            reports.append(self.indexes[ct].sync(loader, progress))
+            reports.append(self.indexes[ct].sync(loader, progress, build(self.indexes[ct])))
         self._check_collection_names()
         for index in self.collection_indexes.values() if content_types is None else []:
-            reports.append(index.sync(index.loader(self.settings.data_dir), progress))
+            loader = index.loader(self.settings.data_dir)
+            reports.append(index.sync(loader, progress, build(index)))
         self.database_status = self.build_database()
         for cached in ("tool_index", "sql_spec", "gate", "collection_searches"):
             self.__dict__.pop(cached, None)

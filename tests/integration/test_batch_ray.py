@@ -241,3 +241,31 @@ def test_tools_index_on_ray_then_locally_embeds_nothing_twice(tmp_path: Path) ->
     local = run_cli(*index, env=env)
     assert local.returncode == 0, local.stderr
     assert f"{n} cards: 0 embedded (0 added, 0 updated), {n} unchanged" in local.stdout
+
+
+def test_the_content_indexes_built_on_ray_hold_the_local_rows(
+    cluster: None, sample_index_dir: Path, tmp_path: Path
+) -> None:
+    """``toolrag index --engine ray`` on the sample domain: the files are read (OCR included),
+    chunked and embedded by Ray actors, and the tables hold the local build's rows; a local
+    sync afterwards writes none."""
+    from ..conftest import DATA
+
+    on_ray = Toolbox(Settings(data_dir=DATA, index_dir=tmp_path / "ray"))
+    reports = on_ray.index(engine="ray", actors=2)
+    assert [e for r in reports for e in r.errors] == []
+    local = Toolbox(Settings(data_dir=DATA, index_dir=sample_index_dir))
+    for ct in on_ray.content_types:
+
+        def rows(tb: Toolbox, ct: str = ct) -> dict[str, dict[str, Any]]:
+            return {r["id"]: r for r in tb.indexes[ct].table().to_arrow().to_pylist()}  # type: ignore[index]
+
+        a, b = rows(local), rows(on_ray)
+        assert a.keys() == b.keys() and a, ct
+        for i, row in a.items():
+            assert {k: v for k, v in row.items() if k != "vector"} == {
+                k: v for k, v in b[i].items() if k != "vector"
+            }
+            assert np.allclose(row["vector"], b[i]["vector"], atol=1e-5)
+    again = Toolbox(Settings(data_dir=DATA, index_dir=tmp_path / "ray")).index()
+    assert all(r.chunks_written == 0 and not r.changed for r in again)

@@ -136,7 +136,17 @@ def model_path_cmd() -> None:
 
 # --- index -------------------------------------------------------------------------------------
 @app.command()
-def index(data_dir: DataDir = None, index_dir: IndexDir = None) -> None:
+def index(
+    data_dir: DataDir = None,
+    index_dir: IndexDir = None,
+    engine: Annotated[
+        str, typer.Option(help="local, or ray: read and embed on a Ray cluster (toolrag\\[ray]).")
+    ] = "local",
+    address: Annotated[
+        str | None, typer.Option(help="With --engine ray: the cluster to join (default: local).")
+    ] = None,
+    actors: Annotated[int, typer.Option(help="With --engine ray: reading actors.")] = 2,
+) -> None:
     """Build or update the content indexes and collections, incrementally."""
     from toolrag.cli.approval import cli_toolbox
 
@@ -150,7 +160,9 @@ def index(data_dir: DataDir = None, index_dir: IndexDir = None) -> None:
                     tasks[ct] = progress.add_task(ct, total=total)
                 progress.update(tasks[ct], completed=done, total=total)
 
-            reports = toolbox.index(progress=on_progress)
+            reports = toolbox.index(
+                progress=on_progress, engine=engine, address=address, actors=actors
+            )
     except ToolragError as exc:
         _fail(exc)
         return

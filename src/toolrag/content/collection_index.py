@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from toolrag.content.collection_spec import CollectionSpec
 from toolrag.content.fields import FieldValueError, coerce, raw_value
-from toolrag.content.index import ContentIndex, Hit, ProgressFn, SyncReport
+from toolrag.content.index import BuildRows, ContentIndex, Hit, ProgressFn, SyncReport
 from toolrag.content.loaders.base import Loader, Record
 from toolrag.content.readers import Unit, read_units
 
@@ -177,8 +177,13 @@ class CollectionIndex(ContentIndex):
     def loader(self, data_dir: Path) -> CollectionLoader:
         return CollectionLoader(data_dir, self.spec)
 
-    def sync(self, loader: Loader, progress: ProgressFn | None = None) -> SyncReport:
-        report = super().sync(loader, progress)
+    def sync(
+        self,
+        loader: Loader,
+        progress: ProgressFn | None = None,
+        build_rows: BuildRows | None = None,
+    ) -> SyncReport:
+        report = super().sync(loader, progress, build_rows)
         if isinstance(loader, CollectionLoader):
             report.errors += loader.problems
         return report

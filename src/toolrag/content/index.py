@@ -14,7 +14,8 @@ import datetime as dt
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -132,6 +133,20 @@ class SyncReport(BaseModel):
 ProgressFn = Callable[[str, int, int], None]
 
 
+@dataclass
+class FileRows:
+    """The rows of one changed file, or the report line saying why it has none."""
+
+    source: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)  # problems that did not stop the file
+
+
+#: (source, path, digest) of the changed files and their loader -> each file's rows
+BuildRows = Callable[[Sequence[tuple[str, Path, str]], Loader], Iterator[FileRows]]
+
+
 class ContentIndex:
     """The LanceDB table of one content type under ``index_dir``.
 
@@ -152,11 +167,10 @@ class ContentIndex:
         self.content_type = content_type
         self.table_name = table_name or content_type
         self.embed = embed
+        self.chunking = (max(chunk_size, 16), min(chunk_overlap, max(chunk_size, 16) - 1))
         self.splitter = SentenceSplitter(
-            chunk_size=max(chunk_size, 16),
-            chunk_overlap=min(chunk_overlap, max(chunk_size, 16) - 1),
-        )
-        # Part of every row's source_hash: changing the chunking or the embedding model
+            chunk_size=self.chunking[0], chunk_overlap=self.chunking[1]
+        )  # Part of every row's source_hash: changing the chunking or the embedding model
         # re-indexes the files even though their bytes did not change.
         model_name = getattr(embed, "model_name", type(embed).__name__)
         self.fingerprint = hashlib.sha1(
@@ -206,9 +220,18 @@ class ContentIndex:
         return {row["source"]: row["source_hash"] for row in data}
 
     # --- sync ----------------------------------------------------------------------------------
-    def sync(self, loader: Loader, progress: ProgressFn | None = None) -> SyncReport:
+    def sync(
+        self,
+        loader: Loader,
+        progress: ProgressFn | None = None,
+        build_rows: BuildRows | None = None,
+    ) -> SyncReport:
         """Bring the table in line with the loader's files: skip unchanged files, replace the
-        rows of changed ones, drop the rows of deleted ones. Row ids are stable."""
+        rows of changed ones, drop the rows of deleted ones. Row ids are stable.
+
+        ``build_rows`` reads, chunks and embeds the changed files (default: here, one file
+        after another; :func:`toolrag.content.ray_sync.ray_build_rows` does it on a Ray
+        cluster); the rows are written here either way, so both give the same table."""
         report = SyncReport(content_type=self.content_type)
         files = loader.files()
         known = self._manifest()
@@ -218,28 +241,68 @@ class ContentIndex:
             if table is not None:
                 table.delete(f"source = {_sql_str(source)}")
             report.deleted.append(source)
-        for done, (source, path) in enumerate(sorted(current.items()), start=1):
+        todo: list[tuple[str, Path, str]] = []
+        done = 0
+        for source, path in sorted(current.items()):
             digest = f"{file_sha256(path)}:{loader.version}:{self.fingerprint}"
             if known.get(source) == digest:
                 report.unchanged += 1
+                done += 1
+                if progress:
+                    progress(self.content_type, done, len(current))
             else:
-                try:
-                    records = loader.load(path)
-                except IngestError as exc:
-                    report.errors.append(exc.one_line())
-                    if progress:
-                        progress(self.content_type, done, len(current))
-                    continue
-                rows = self._rows(source, digest, records, loader.chunked)
-                table = self._write(source, rows, replace=source in known)
-                (report.updated if source in known else report.added).append(source)
-                report.chunks_written += len(rows)
+                todo.append((source, path, digest))
+        for built in (build_rows or self.build_rows)(todo, loader):
+            done += 1
+            report.errors += built.notes
+            if built.error is not None:
+                report.errors.append(built.error)
+            else:
+                self._write(built.source, built.rows, replace=built.source in known)
+                (report.updated if built.source in known else report.added).append(built.source)
+                report.chunks_written += len(built.rows)
             if progress:
                 progress(self.content_type, done, len(current))
         if report.changed and self._open() is not None:
             self._reindex_fts()
         report.rows_total = self.count()
         return report
+
+    def build_rows(
+        self, todo: Sequence[tuple[str, Path, str]], loader: Loader
+    ) -> Iterator[FileRows]:
+        """Each ``(source, path, digest)`` read by ``loader``, chunked and embedded here."""
+        for source, path, digest in todo:
+            yield self.file_rows(source, path, digest, loader)
+
+    def file_rows(self, source: str, path: Path, digest: str, loader: Loader) -> FileRows:
+        """One file's rows, or the one line that says why it could not be read."""
+        problems: list[str] = getattr(loader, "problems", [])
+        before = len(problems)
+        try:
+            records = loader.load(path)
+        except IngestError as exc:
+            return FileRows(source=source, error=exc.one_line())
+        finally:
+            notes = problems[before:]
+            del problems[before:]  # reported with the file, wherever it was read
+        rows = self._rows(source, digest, records, loader.chunked)
+        return FileRows(source=source, rows=rows, notes=notes)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled for a Ray worker: without the open database, the table or the embedding
+        model (the worker builds its own)."""
+        state = dict(self.__dict__)
+        state.update(_db=None, _table=None, _outline=None, embed=None, splitter=None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # the splitter's tokenizer is built again here: unpickled as it is, tiktoken would
+        # look for its encoding on the network rather than in LlamaIndex's bundled cache
+        self.__dict__.update(state)
+        self.splitter = SentenceSplitter(
+            chunk_size=self.chunking[0], chunk_overlap=self.chunking[1]
+        )
 
     def _rows(
         self, source: str, digest: str, records: Sequence[Record], chunked: bool
