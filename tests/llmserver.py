@@ -2,8 +2,10 @@
 the tests of the ``openai_like`` path (tests/integration/test_openai_server.py).
 
 ``python -m llama_cpp.server`` (the ``llama-cpp-python[server]`` extra) runs in a subprocess
-with the same context and threads the local path uses, and ``chatml-function-calling``: the
-ChatML format Qwen2.5 needs, which also accepts ``tools`` (the ``function`` agent mode).
+with the same context and threads the local path uses, in one of the two ChatML formats Qwen2.5
+needs: ``chatml`` for the ReAct modes, ``chatml-function-calling`` (it accepts ``tools``, but
+HTML-escapes the prompt and drops ``tool`` messages) for the ``function`` mode. See
+docs/llm-servers.md.
 """
 
 from __future__ import annotations

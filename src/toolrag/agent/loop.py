@@ -58,6 +58,55 @@ Rules:
   document ids you found."""
 
 
+# The ReAct system prompt laid out for prompt caches: llama.cpp (in process or as a server),
+# vLLM's prefix cache and OpenAI's cached prompt tokens all reuse the longest prefix equal to
+# an earlier prompt. So what every question shares comes first, byte for byte: the rules
+# ({context}, SYSTEM_PROMPT) and the reply format (which names no tool). What the question
+# changes comes last: the retrieved tools, then the question itself in the user message.
+# The stock header puts the tool list before the rules and names the tools in the format.
+REACT_HEADER = """{context}
+
+## Output Format
+
+Please answer in the same language as the question and use the following format:
+
+```
+Thought: The current language of the user is: (user's language). I need to use a tool to help me answer the question.
+Action: tool name (one of the tools listed under "Tools" below) if using a tool.
+Action Input: the input to the tool, in a JSON format representing the kwargs (e.g. {{"input": "hello world", "num_beams": 5}})
+```
+
+Please ALWAYS start with a Thought.
+
+NEVER surround your response with markdown code markers. You may use code markers within your response if you need to.
+
+Please use a valid JSON format for the Action Input. Do NOT do this {{'input': 'hello world', 'num_beams': 5}}. If you include the "Action:" line, then you MUST include the "Action Input:" line too, even if the tool does not need kwargs, in that case you MUST use "Action Input: {{}}".
+
+If this format is used, the tool will respond in the following format:
+
+```
+Observation: tool response
+```
+
+You should keep repeating the above format till you have enough information to answer the question without using any more tools. At that point, you MUST respond in one of the following two formats:
+
+```
+Thought: I can answer without using any more tools. I'll use the user's language to answer
+Answer: [your answer here (In the same language as the user's question)]
+```
+
+```
+Thought: I cannot answer the question with the provided tools.
+Answer: [your answer here (In the same language as the user's question)]
+```
+
+## Tools
+
+You have access to the following tools:
+{tool_desc}
+"""  # noqa: E501 - the stock format's lines, kept as the model knows them
+
+
 class TraceStep(BaseModel):
     """One tool call the agent made."""
 
@@ -214,6 +263,11 @@ class Answer(BaseModel):
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int | None = Field(
+        None,
+        description="Prompt tokens the server read from its prompt cache, summed over the "
+        "calls whose replies say (OpenAI, vLLM, llama.cpp's server); None when none did.",
+    )
     stopped_early: bool = False
     loops_stopped: int = Field(0, description="Runs stopped on a repeated identical call.")
     repairs: int = Field(
@@ -266,7 +320,7 @@ def build_agent(
         return FunctionAgent(**common)
     if kind != "react":
         raise ConfigError(f"Unknown agent kind {kind!r}.", hint="Use react or function.")
-    return ReActAgent(**common, formatter=CompactReActFormatter())
+    return ReActAgent(**common, formatter=CompactReActFormatter(system_header=REACT_HEADER))
 
 
 def _usage(raw: Any) -> tuple[int, int]:
@@ -275,6 +329,21 @@ def _usage(raw: Any) -> tuple[int, int]:
         if isinstance(usage, dict):
             return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
     return 0, 0
+
+
+def cached_tokens(raw: Any) -> int | None:
+    """Prompt tokens the server read from its cache, where it says: OpenAI's (and vLLM's)
+    ``usage.prompt_tokens_details.cached_tokens``, llama.cpp's ``timings.cache_n``. None
+    when the reply does not say (llama-cpp-python's server, the in-process model)."""
+    if not isinstance(raw, dict):
+        return None
+    details = (raw.get("usage") or {}).get("prompt_tokens_details") or {}
+    if isinstance(details, dict) and details.get("cached_tokens") is not None:
+        return int(details["cached_tokens"])
+    timings = raw.get("timings") or {}
+    if isinstance(timings, dict) and timings.get("cache_n") is not None:
+        return int(timings["cache_n"])
+    return None
 
 
 def _collect(
@@ -345,11 +414,13 @@ def _collect(
         p, c = _usage(event.raw)
         answer.prompt_tokens += p
         answer.completion_tokens += c
-        emit(
-            "model_step",
-            text=str(event.response.content or ""),
-            data={"prompt_tokens": p, "completion_tokens": c, "call": answer.llm_calls},
-        )
+        data: dict[str, Any] = {"prompt_tokens": p, "completion_tokens": c,
+                                "call": answer.llm_calls}  # fmt: skip
+        cached = cached_tokens(event.raw)
+        if cached is not None:
+            answer.cached_prompt_tokens = (answer.cached_prompt_tokens or 0) + cached
+            data["cached_prompt_tokens"] = cached
+        emit("model_step", text=str(event.response.content or ""), data=data)
 
 
 def _found(trace: Sequence[TraceStep]) -> str:
