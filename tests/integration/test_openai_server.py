@@ -116,13 +116,15 @@ def test_chat_keeps_the_conversation_through_the_server(
 def test_batch_runs_concurrent_requests_against_the_server(
     react_server: str, server_toolbox: Callable[..., Toolbox], tmp_path: Path
 ) -> None:
-    tb = server_toolbox(react_server)
+    # One server slot answers both requests in turns. A request that waits its turn past the
+    # client's timeout is sent again while the server still works on the first copy, so the
+    # timeout must cover a queued turn (docs/llm-servers.md).
+    tb = server_toolbox(react_server, llm_timeout_s=900)
     questions = [
         Question(id="ld", query=LD, answer_keywords=["2500"]),
         Question(id="sql", query=DISPUTED, answer_keywords=["220765"]),
     ]
     out = tmp_path / "answers.jsonl"
-    # one server slot answers both in turns, so each waits for the other's steps
     summary = tb.batch(questions, out, concurrency=2, timeout_s=900)
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert summary.total == 2 and summary.failed == 0, records
