@@ -61,9 +61,17 @@ def connect_ray(
                 log_to_driver=False,
             )
     except (ConnectionError, RuntimeError, ValueError) as exc:
+        causes = f"{exc} {exc.__cause__}"
+        hint = "Check the address (ray status on a cluster node prints it)."
+        if "AuthToken" in causes or "Authentication" in causes:
+            # Ray 2.60 clusters authenticate with a token (ray start writes ~/.ray/auth_token)
+            hint = (
+                "The cluster wants its token: export RAY_AUTH_MODE=token, with the token in "
+                "~/.ray/auth_token or RAY_AUTH_TOKEN."
+            )
         raise ToolragError(
             f"Cannot start or join the Ray cluster{f' at {address}' if address else ''}: {exc}",
-            hint="Check the address (ray status on a cluster node prints it).",
+            hint=hint,
         ) from exc
     if echo:
         url = getattr(context, "dashboard_url", None)
