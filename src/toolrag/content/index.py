@@ -26,6 +26,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.node_parser import SentenceSplitter
 from pydantic import BaseModel, Field
 
+from toolrag.content.fusion import FusionMode, FusionWeights, calibrate
 from toolrag.content.loaders.base import Loader, Record, file_sha256
 from toolrag.errors import IndexMissingError, IngestError, ToolragError
 from toolrag.rank_fusion import reciprocal_rank_fusion
@@ -162,8 +163,10 @@ class ContentIndex:
         chunk_size: int = 200,
         chunk_overlap: int = 30,
         table_name: str | None = None,
+        fusion: FusionMode = "auto",
     ) -> None:
         self.index_dir = index_dir
+        self.fusion = fusion
         self.content_type = content_type
         self.table_name = table_name or content_type
         self.embed = embed
@@ -179,6 +182,7 @@ class ContentIndex:
         self._db: Any = None
         self._table: Any = None
         self._outline: tuple[int, list[str]] | None = None  # (table version, every entry)
+        self._weights: tuple[int, FusionWeights] | None = None  # (table version, weights)
 
     # --- storage -------------------------------------------------------------------------------
     @property
@@ -377,8 +381,12 @@ class ContentIndex:
         k: int = 5,
         filters: Filters | None = None,
         mode: SearchMode = "hybrid",
+        *,
+        fusion: FusionMode | None = None,
     ) -> list[Hit]:
-        """Top-k passages for ``query`` within ``filters``; hybrid fuses dense and BM25 by RRF."""
+        """Top-k passages for ``query`` within ``filters``; hybrid fuses dense and BM25 by
+        reciprocal rank, weighted as :meth:`fusion_weights` chose for this table (``fusion``
+        "auto", the index's default) or equally ("rrf")."""
         table = self.table()
         where = (filters or SearchFilters()).where()
         pool = max(k * 4, 20)
@@ -386,17 +394,18 @@ class ContentIndex:
         sparse: list[dict[str, Any]] = []
         if mode in ("hybrid", "dense"):
             vector = self.embed.get_query_embedding(query)
-            q = table.search(vector, vector_column_name="vector").distance_type("cosine")
-            if where:
-                q = q.where(where, prefilter=True)
-            dense = q.select([*self.result_columns, "_distance"]).limit(pool).to_list()
+            dense = self._dense(table, vector, where, pool, [*self.result_columns, "_distance"])
         if mode in ("hybrid", "bm25"):
             sparse = self._fts(table, query, where, pool, self.result_columns)
         if mode == "dense":
             return [self._hit(r, 1 - r["_distance"], 1 - r["_distance"]) for r in dense[:k]]
         if mode == "bm25":
             return [self._hit(r, float(r.get("_score", 0.0)), None) for r in sparse[:k]]
-        fused = reciprocal_rank_fusion([r["id"] for r in ranking] for ranking in (dense, sparse))
+        weights = self.fusion_weights() if (fusion or self.fusion) == "auto" else None
+        fused = reciprocal_rank_fusion(
+            ([r["id"] for r in ranking] for ranking in (dense, sparse)),
+            weights=None if weights is None else (weights.dense, weights.bm25),
+        )
         rows: dict[str, dict[str, Any]] = {}
         sims: dict[str, float] = {}
         for row in (*dense, *sparse):
@@ -405,6 +414,43 @@ class ContentIndex:
             sims[row["id"]] = 1 - row["_distance"]
         order = sorted(fused, key=lambda i: (-fused[i], i))[:k]
         return [self._hit(rows[i], fused[i], sims.get(i)) for i in order]
+
+    def fusion_weights(self) -> FusionWeights:
+        """The RRF weights of dense and BM25 for this table, chosen from pseudo-queries drawn
+        from its own chunks (see :mod:`toolrag.content.fusion`): computed once per table
+        version, kept in memory and beside the table (``<table>.fusion.json``)."""
+        table = self.table()
+        version = int(table.version)
+        if self._weights is not None and self._weights[0] == version:
+            return self._weights[1]
+        saved = self.index_dir / f"{self.table_name}.fusion.json"
+        weights = None
+        if saved.exists():
+            try:
+                data = json.loads(saved.read_text())
+                if data.get("version") == version and data.get("fingerprint") == self.fingerprint:
+                    weights = FusionWeights.model_validate(data["weights"])
+            except (ValueError, KeyError, TypeError):
+                weights = None
+        if weights is None:
+            weights = calibrate(table, self.embed, self._dense, self._fts)
+            payload = {
+                "version": version,
+                "fingerprint": self.fingerprint,
+                "weights": weights.model_dump(),
+            }
+            saved.write_text(json.dumps(payload, indent=1) + "\n")
+        self._weights = (version, weights)
+        return weights
+
+    @staticmethod
+    def _dense(
+        table: Any, vector: Sequence[float], where: str | None, limit: int, columns: list[str]
+    ) -> list[dict[str, Any]]:
+        q = table.search(list(vector), vector_column_name="vector").distance_type("cosine")
+        if where:
+            q = q.where(where, prefilter=True)
+        return list(q.select(columns).limit(limit).to_list())
 
     @staticmethod
     def _fts(

@@ -22,6 +22,9 @@ from toolrag.errors import IngestError, InputError
 from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, evaluate
 
 DOC_STRATEGIES = ("vectorstoreindex-default", "dense", "bm25", "hybrid")
+# ``hybrid`` fuses with the index's default ("auto": weights chosen from its own chunks);
+# ``hybrid-rrf`` and ``hybrid-auto`` name the fusion
+HYBRID_FUSION = {"hybrid": None, "hybrid-rrf": "rrf", "hybrid-auto": "auto"}
 CHUNKS_PER_DOC = 4  # chunks fetched per wanted document, so k distinct documents come back
 
 
@@ -55,9 +58,11 @@ def run_docs_eval(
     embed: BaseEmbedding,
     ks: Sequence[int] = (1, 5, 10),
     on_loaded: Callable[[list[str]], None] | None = None,
+    on_indexed: Callable[[CollectionIndex], None] | None = None,
 ) -> list[RetrievalReport]:
     """Index ``docs`` in a temporary content index and evaluate each strategy on ``queries``.
-    ``on_loaded`` receives the document ids once they are read (to check the queries')."""
+    ``on_loaded`` receives the document ids once they are read (to check the queries'),
+    ``on_indexed`` the synced index before any strategy runs."""
     records = read_documents(docs)
     if on_loaded is not None:
         on_loaded([doc_id for doc_id, _ in records])
@@ -69,13 +74,21 @@ def run_docs_eval(
             report = index.sync(index.loader(docs.parent))
             if report.errors:
                 raise InputError(report.errors[0])
+            if on_indexed is not None:
+                on_indexed(index)
         for strategy in strategies:
             if strategy == "vectorstoreindex-default":
                 search = vectorstoreindex_default(records, embed)
             else:
 
-                def search(query: str, k: int, mode: str = strategy) -> list[str]:
-                    hits = index.search(query, k=k * CHUNKS_PER_DOC, mode=mode)  # type: ignore[arg-type]
+                def search(query: str, k: int, strategy: str = strategy) -> list[str]:
+                    mode = "hybrid" if strategy in HYBRID_FUSION else strategy
+                    hits = index.search(
+                        query,
+                        k=k * CHUNKS_PER_DOC,
+                        mode=mode,  # type: ignore[arg-type]
+                        fusion=HYBRID_FUSION.get(strategy),  # type: ignore[arg-type]
+                    )
                     return _distinct([h.doc_id for h in hits], k)
 
             reports.append(evaluate(strategy, len(records), queries, search, ks))
