@@ -10,6 +10,7 @@ reciprocal-rank fusion of real cosine and BM25 rankings. LlamaIndex sees it thro
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -439,7 +440,9 @@ class ContentIndex:
                 "fingerprint": self.fingerprint,
                 "weights": weights.model_dump(),
             }
-            saved.write_text(json.dumps(payload, indent=1) + "\n")
+            # a read-only index folder (shared storage) keeps them in memory only
+            with contextlib.suppress(OSError):
+                saved.write_text(json.dumps(payload, indent=1) + "\n")
         self._weights = (version, weights)
         return weights
 
