@@ -76,6 +76,14 @@ def result_name(name: str, **partial: Any) -> str:
     return "_".join(parts).replace("/", "-")
 
 
+def _main() -> str | None:
+    """The benchmark module that runs (``batch_scale`` for ``python -m benchmarks.batch_scale``),
+    so that a partial run's result name (``batch_scale_questions200``) is not taken for it."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    name = getattr(spec, "name", "") or ""
+    return name.removeprefix("benchmarks.") if name.startswith("benchmarks.") else None
+
+
 def write_result(
     name: str,
     figures: dict[str, Any],
@@ -97,7 +105,7 @@ def write_result(
     record |= {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
-        "command": " ".join(["python", "-m", f"benchmarks.{module or name}", *args]),
+        "command": " ".join(["python", "-m", f"benchmarks.{module or _main() or name}", *args]),
         "seconds": round(time.perf_counter() - _STARTED if seconds is None else seconds, 1),
         "figures": figures,
     }

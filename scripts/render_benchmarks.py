@@ -132,6 +132,59 @@ def _mcp_load_rows(fig: dict[str, Any]) -> Rows:
     ]
 
 
+def _batch_scale_rows(fig: dict[str, Any]) -> Rows:
+    batch = {k: v for k, v in fig["batch"].items() if k != "ratios"}
+    ratios, pool = fig["batch"].get("ratios", {}), fig.get("pool_build", {})
+    rows: Rows = [
+        (
+            f"questions/s, {batch['local']['questions']} questions (steady: first to last record)",
+            ", ".join(
+                f"{k.replace('_', ' ')} {v['questions_per_s']} ({v['steady_questions_per_s']:.2f})"
+                for k, v in batch.items()
+            ),
+        )
+    ]
+    if ratios:
+        rows.append(
+            (
+                "Ray 1 actor / local, seconds per question (steady)",
+                f"{ratios['ray_1_actor_vs_local_s_per_question']} "
+                f"({ratios['ray_1_actor_vs_local_s_per_question_steady']})",
+            )
+        )
+        rows.append(
+            (
+                "Ray 2 actors / 1 actor, throughput (steady)",
+                f"{ratios['ray_2_vs_1_actors_throughput']} "
+                f"({ratios['ray_2_vs_1_actors_throughput_steady']})",
+            )
+        )
+    if pool:
+        rows.append(
+            (
+                f"pool build, {pool['cards']} cards: cards/s",
+                f"local {pool['local']['cards_per_s']}, Ray 2 actors "
+                f"{pool['ray_2_actors']['cards_per_s']}",
+            )
+        )
+    return rows
+
+
+def _doc_retrieval_rows(fig: dict[str, Any]) -> Rows:
+    rows: Rows = []
+    for corpus, c in fig["corpora"].items():
+        s = c["strategies"]
+        label = f"{corpus}{' (held)' if c.get('held') else ''}, {c['n_docs']} docs: R@10"
+        rows.append(
+            (
+                label,
+                ", ".join(f"{name} {r['recall@10']:.3f}" for name, r in s.items())
+                + f"; weights {c['weights']['dense']:g}/{c['weights']['bm25']:g}",
+            )
+        )
+    return rows
+
+
 def _ingest_rows(fig: dict[str, Any]) -> Rows:
     rows: Rows = []
     for fmt, r in fig["results"].items():
@@ -228,6 +281,8 @@ HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
     "mcp_latency": _mcp_rows,
     "mcp_load": _mcp_load_rows,
     "ingest": _ingest_rows,
+    "batch_scale": _batch_scale_rows,
+    "doc_retrieval": _doc_retrieval_rows,
     "tool_overhead": _overhead_rows,
 }
 
