@@ -188,13 +188,12 @@ def open_grayscale(path: Path) -> Any:
         ) from exc
 
 
-def _pdf_properties(path: Path) -> dict[str, Any]:
-    """A PDF's document properties: title, author, subject and its dates (ISO)."""
+def _pdf_properties(pdf: Any) -> dict[str, Any]:
+    """A PDF's document properties (``pdf``: a ``pypdf.PdfReader``): title, author, subject
+    and its dates (ISO); none when its metadata cannot be read."""
     try:
-        from pypdf import PdfReader
-
-        info: Any = PdfReader(str(path)).metadata or {}
-    except Exception:  # the page reader reports the real problem
+        info: Any = pdf.metadata or {}
+    except Exception:  # a broken info dictionary: the pages still read
         return {}
     props: dict[str, Any] = {}
     for key in ("title", "author", "subject"):
@@ -212,8 +211,7 @@ def _llama_reader(path: Path) -> list[Unit]:
     from llama_index.core import SimpleDirectoryReader
 
     suffix = path.suffix.lower()
-    if suffix == ".pdf":
-        _check_pdf(path)
+    props = _pdf_properties(_check_pdf(path)) if suffix == ".pdf" else {}
     try:
         documents = SimpleDirectoryReader(input_files=[path], raise_on_error=True).load_data()
     except ImportError as exc:
@@ -228,7 +226,6 @@ def _llama_reader(path: Path) -> list[Unit]:
             f"could not be read ({type(exc).__name__}: {str(exc)[:160]})",
             "Check that the file opens in its application; replace it if it is corrupt.",
         ) from exc
-    props = _pdf_properties(path) if suffix == ".pdf" else {}
     units = []
     for n, doc in enumerate(documents):
         meta = {k: v for k, v in doc.metadata.items() if isinstance(v, str | int | float)}
@@ -245,8 +242,9 @@ def _llama_reader(path: Path) -> list[Unit]:
     return units
 
 
-def _check_pdf(path: Path) -> None:
-    """Refuse encrypted and broken PDFs with their own fix, before the page reader runs."""
+def _check_pdf(path: Path) -> Any:
+    """The opened ``pypdf.PdfReader``; encrypted and broken PDFs are refused with their own
+    fix, before the page reader runs."""
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
@@ -265,6 +263,7 @@ def _check_pdf(path: Path) -> None:
             "the PDF is encrypted",
             "Save a copy without a password (qpdf --decrypt), then index again.",
         )
+    return pdf
 
 
 def _rows(
