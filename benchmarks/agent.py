@@ -173,6 +173,15 @@ def record(
         "tools_offered": answer.tools_offered,
         "tools_called": called,
         "answer": answer.answer[:500],
+        # what each call ran with and read back, to see why an answer went wrong
+        "trace": [
+            {
+                "tool": s.tool,
+                "arguments": s.ran_with or s.arguments,
+                "observation": s.observation[:300],
+            }
+            for s in answer.trace
+        ],
     }
 
 

@@ -148,7 +148,7 @@ def main() -> None:
     }
     name = "toolrag best"
     if args.synthetic:
-        cards = SyntheticQueries(args.synthetic).augment(cards)
+        cards = SyntheticQueries(args.synthetic).augment(cards, by_name=True)
         name += " + LLM-written requests"
     default_dir = "index_requests" if args.synthetic else "index"
     index = ToolIndex(args.index_dir or ROOT / "runs" / "bfcl" / default_dir, embed)

@@ -138,7 +138,7 @@ def main() -> None:
     )
     covered = adapter = requests = translation = None
     if args.synthetic is not None:
-        augmented = SyntheticQueries(args.synthetic).augment(cards)
+        augmented = SyntheticQueries(args.synthetic).augment(cards, by_name=True)
         if args.requests_per_card:
             keep = args.requests_per_card
             augmented = [c.model_copy(update={"synthetic": c.synthetic[:keep]}) for c in augmented]

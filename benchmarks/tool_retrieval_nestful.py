@@ -143,9 +143,9 @@ def main(argv: Sequence[str] | None = None, stages: Stages | None = None) -> Non
         index_dir = data_dir / f"index_{pool.replace('+', '_')}"
         rows = run_strategies("", cards, queries, sources, strategies, embed, index_dir, stages)
         if args.synthetic is not None:
-            augmented = SyntheticQueries(args.synthetic).augment(cards)
+            augmented = SyntheticQueries(args.synthetic).augment(cards, by_name=True)
             if pool != "nestful":
-                augmented = SyntheticQueries(args.synthetic_bfcl).augment(augmented)
+                augmented = SyntheticQueries(args.synthetic_bfcl).augment(augmented, by_name=True)
             requests[pool] = {
                 "cards_with_requests": sum(bool(c.synthetic) for c in augmented),
                 "requests": sum(len(c.synthetic) for c in augmented),

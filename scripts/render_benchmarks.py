@@ -237,10 +237,22 @@ def _demo_rows(fig: dict[str, Any]) -> Rows:
 def _gate_rows(fig: dict[str, Any]) -> Rows:
     chosen = fig["chosen"]
     picked = f"{chosen['gate']} ({chosen['requests']} requests, keeps {chosen['kept']})"
-    rows: Rows = [("gate chosen from written requests", picked)]
-    for name, data in fig["sets"].items():
-        for label in ("none", "auto"):
-            g = data["gates"][label]
+    rows: Rows = [("cosine gate chosen from written requests", picked)]
+    if chosen.get("evidence"):
+        e = chosen["evidence"]
+        rows.append((
+            "evidence gate (auto)",
+            f"cosine/{e['cosine_scale']} + bm25/{e['lexical_scale']} >= {e['threshold']}; "
+            f"keeps {chosen['evidence_kept']} of the requests, empties "
+            f"{chosen['offtopic_emptied']} of the off-topic references",
+        ))  # fmt: skip
+    groups = [(name, data) for name, data in fig["sets"].items()]
+    groups += [(f"pool {name}", data) for name, data in (fig.get("pools") or {}).items()]
+    for name, data in groups:
+        for label in ("none", "auto", "auto-cosine"):
+            g = data["gates"].get(label)
+            if g is None:
+                continue
             rows.append((
                 f"{name}: gate {label}",
                 f"keeps tools for {_f(g['keep_tools'])} of {data['answerable']}, empties "

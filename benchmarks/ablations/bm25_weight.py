@@ -75,10 +75,12 @@ def query_sets(
     if with_requests:
         bfcl_written = SyntheticQueries(RECORDS / "synthetic_bfcl.sqlite")
         nestful_written = SyntheticQueries(RECORDS / "synthetic_nestful.sqlite")
-        bfcl_cards = bfcl_written.augment(bfcl_cards)
+        bfcl_cards = bfcl_written.augment(bfcl_cards, by_name=True)
         pool = {
-            "nestful": nestful_written.augment(pool["nestful"]),
-            "nestful+bfcl": bfcl_written.augment(nestful_written.augment(pool["nestful+bfcl"])),
+            "nestful": nestful_written.augment(pool["nestful"], by_name=True),
+            "nestful+bfcl": bfcl_written.augment(
+                nestful_written.augment(pool["nestful+bfcl"], by_name=True), by_name=True
+            ),
         }
     bfcl_index = ROOT / "runs" / "bfcl" / f"index{suffix}"
     sets = {

@@ -64,18 +64,20 @@ def load_pool(name: str) -> tuple[list[ToolCard], list[RetrievalQuery], Path]:
     bfcl_tools, bfcl_queries = bfcl.load(ROOT / "runs" / "bfcl")
     if name == "bfcl":
         cards = SyntheticQueries(RECORDS / "synthetic_bfcl.sqlite").augment(
-            load_tool_list(bfcl_tools)
+            load_tool_list(bfcl_tools), by_name=True
         )
         index_dir = ROOT / "runs" / "bfcl" / "index_requests"
         return cards, load_queries(bfcl_queries, "expected_tools"), index_dir
     data_dir = ROOT / "runs" / "nestful"
     tools_path, queries_path = nestful.load(data_dir)
     own = load_tool_list(tools_path)
-    cards = SyntheticQueries(RECORDS / "synthetic_nestful.sqlite").augment(own)
+    cards = SyntheticQueries(RECORDS / "synthetic_nestful.sqlite").augment(own, by_name=True)
     if name == "nestful+bfcl":
         names = {c.name for c in own}
         distractors = [c for c in load_tool_list(bfcl_tools) if c.name not in names]
-        cards += SyntheticQueries(RECORDS / "synthetic_bfcl.sqlite").augment(distractors)
+        cards += SyntheticQueries(RECORDS / "synthetic_bfcl.sqlite").augment(
+            distractors, by_name=True
+        )
     index_dir = data_dir / f"index_{name.replace('+', '_')}_requests"
     return cards, load_queries(queries_path, "expected_tools"), index_dir
 

@@ -136,7 +136,9 @@ class Bench:
         tools_path, queries_path = bfcl.load(ROOT / "runs" / "bfcl")
         self.synthetic = synthetic
         self.embed = make_embedding(settings or Settings())
-        self.cards: list[ToolCard] = SyntheticQueries(synthetic).augment(load_tool_list(tools_path))
+        self.cards: list[ToolCard] = SyntheticQueries(synthetic).augment(
+            load_tool_list(tools_path), by_name=True
+        )
         self.sets = {
             "single": load_queries(queries_path, "expected_tools"),
             "multi": load_queries(bfcl.load_multi(ROOT / "runs" / "bfcl"), "expected_tools"),

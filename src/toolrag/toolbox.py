@@ -482,7 +482,7 @@ class Toolbox:
             pinned=pinned,
             floor=self.settings.tool_floor,
             unknown=lambda name: unknown_tool(self.guard, name, run),
-            gate=self.gate.gate,
+            gate=self.gate.rule(),
         )
 
     @cached_property

@@ -215,3 +215,51 @@ def test_a_repair_turn_without_a_tool_call_keeps_the_first_answer(
     repair = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
     assert "I could not count the projects." not in repair  # the abandoned answer was cut
     assert "Observation:" in repair and "projectz" in repair
+
+
+def test_an_answer_with_a_figure_no_result_shows_gets_one_more_turn(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    wrong = react(
+        "run_sql",
+        {"sql": "SELECT AVG(contract_value) FROM projects WHERE project_type = 'lump sum'"},
+    )
+    right = react(
+        "run_sql",
+        {"sql": "SELECT AVG(contract_value) FROM projects WHERE contract_type = 'lump sum'"},
+    )
+    tb = toolbox_factory(
+        [wrong, final("The average is $1,200,000."), right, final("It is $6,510,000.")]
+    )
+    answer = tb.ask("What is the average contract value of the lump sum projects?")
+    assert answer.repairs == 1 and answer.answer == "It is $6,510,000."
+    assert [s.success for s in answer.trace] == [True, True]
+    # the empty result said where 'lump sum' is, and the extra turn named the figure
+    assert "projects.contract_type" in answer.trace[0].observation
+    prompt = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
+    assert "Your answer gives $1,200,000, which no tool result shows" in prompt
+
+
+def test_a_turn_that_drops_an_unread_figure_replaces_the_answer(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    wrong = react(
+        "run_sql", {"sql": "SELECT AVG(contract_value) FROM projects WHERE project_type = 'x'"}
+    )
+    tb = toolbox_factory(
+        [wrong, final("The average is $1,200,000."), final("I could not find the average.")]
+    )
+    answer = tb.ask("What is the average contract value of the x projects?")
+    assert answer.repairs == 1 and answer.answer == "I could not find the average."
+
+
+def test_figures_the_results_hold_need_no_more_turns(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    right = react(
+        "run_sql",
+        {"sql": "SELECT AVG(contract_value) FROM projects WHERE contract_type = 'lump sum'"},
+    )
+    tb = toolbox_factory([right, final("The average is $6,510,000.")])
+    answer = tb.ask("What is the average contract value of the lump sum projects?")
+    assert answer.repairs == 0 and answer.answer == "The average is $6,510,000."

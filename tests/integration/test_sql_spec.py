@@ -169,3 +169,21 @@ def test_select_guard_caches_verdicts_by_text() -> None:
     uncached = SelectGuard("sqlite", None, None, cache_size=0)
     assert uncached.check("SELECT 1").tables == []
     assert uncached.cache_info() == "no cache"
+
+
+def test_an_empty_result_says_where_its_text_values_are(tools: dict[str, FunctionTool]) -> None:
+    wrong_column = call(
+        tools,
+        "run_sql",
+        sql="SELECT AVG(contract_value) FROM projects WHERE project_type = 'lump sum'",
+    )
+    assert wrong_column.success and wrong_column.suggestion
+    assert "'lump sum' is not a value of project_type" in wrong_column.suggestion
+    assert "projects.contract_type" in wrong_column.suggestion
+    capitals = call(tools, "run_sql", sql="SELECT COUNT(*) FROM invoices WHERE status = 'Disputed'")
+    assert capitals.suggestion and "stored as 'disputed' in invoices.status" in capitals.suggestion
+    # a real zero and a value found nowhere keep the plain hints
+    right = call(tools, "run_sql", sql="SELECT COUNT(*) FROM invoices WHERE status = 'disputed'")
+    assert right.suggestion is None
+    nowhere = call(tools, "run_sql", sql="SELECT * FROM vendors WHERE name = 'Nobody Inc'")
+    assert nowhere.suggestion and "found in" not in nowhere.suggestion

@@ -11,7 +11,7 @@ import pytest
 from llama_index.core.embeddings import BaseEmbedding
 
 from toolrag.cards.card import ToolCard
-from toolrag.retrieval.gate import MIN_REQUESTS, choose_gate
+from toolrag.retrieval.gate import MIN_REQUESTS, choose_gate, offtopic_requests
 from toolrag.retrieval.index import ToolIndex
 from toolrag.retrieval.intent import action_verbs, asks_for_action, asks_for_arithmetic
 
@@ -92,26 +92,71 @@ def test_a_pool_without_enough_written_requests_gets_no_gate(
     assert choice.gate is None and choice.requests == 1 and "synth" in choice.reason
 
 
-def test_the_gate_keeps_tools_for_the_share_asked(
-    tmp_path: Path, fake_embed: HashEmbedding
-) -> None:
+def records_index(path: Path, embed: HashEmbedding, description: str) -> ToolIndex:
+    """Seven cards, one per kind of record (``{w}`` in ``description``), each with three
+    written requests."""
     words = ["invoice", "schedule", "weather", "inspection", "budget", "drawing", "contract"]
     cards = [
         ToolCard(
             name=f"tool_{w}",
-            description=f"Look up the {w} records of a project.",
+            description=description.format(w=w),
             synthetic=[f"show the {w} records", f"find {w} details for a project", f"{w} list"],
         )
         for w in words
     ]
-    index = ToolIndex(tmp_path, fake_embed, table="tools")
+    index = ToolIndex(path, embed, table="tools")
     index.sync(cards)
+    return index
+
+
+def test_the_gate_keeps_tools_for_the_share_asked(
+    tmp_path: Path, fake_embed: HashEmbedding
+) -> None:
+    index = records_index(tmp_path, fake_embed, "Look up the {w} records of a project.")
     assert len(index.written_requests()) >= MIN_REQUESTS
     choice = choose_gate(index, keep=0.9, k=3)
     assert choice.gate is not None and choice.kept is not None
     assert choice.kept >= 0.9
     looser = choose_gate(index, keep=0.5, k=3)
     assert looser.gate is not None and looser.gate >= choice.gate
+
+
+def test_the_evidence_gate_counts_shared_rare_words_beside_the_cosine(
+    tmp_path: Path, fake_embed: HashEmbedding
+) -> None:
+    index = records_index(
+        tmp_path, fake_embed, "Look up the {w} records of a project: {w} retainage and {w} totals."
+    )
+    choice = choose_gate(index, keep=0.9, k=3)
+    evidence = choice.evidence
+    assert evidence is not None and choice.rule() == evidence
+    assert evidence.cosine_scale > 0 and evidence.lexical_scale > 0
+    assert choice.evidence_kept is not None and choice.evidence_kept >= 0.9
+    assert choice.offtopic_emptied is not None and choice.offtopic_emptied >= 0.9
+    # the bar a question's cosine must reach falls as its words match the pool better
+    assert evidence.cosine_bar(evidence.lexical_scale) < evidence.cosine_bar(0.0)
+    assert evidence.score(evidence.cosine_scale, evidence.lexical_scale) == pytest.approx(2.0)
+    # a question that shares a card's words keeps its tools; an off-topic one loses them
+    assert index.retrieve("what is the invoice retainage total", k=3, gate=evidence)
+    assert not index.retrieve("Who won the cup?", k=3, gate=evidence)
+
+
+def test_a_pool_whose_words_no_request_shares_keeps_the_cosine_gate(
+    tmp_path: Path, fake_embed: HashEmbedding
+) -> None:
+    cards = [
+        ToolCard(name=f"tool_{n}", description="Qqq.", synthetic=[f"zz{n}a", f"zz{n}b", f"zz{n}c"])
+        for n in range(8)
+    ]
+    index = ToolIndex(tmp_path, fake_embed, table="tools")
+    index.sync(cards)
+    choice = choose_gate(index, keep=0.9, k=3)
+    assert choice.evidence is None and choice.rule() == choice.gate
+
+
+def test_the_offtopic_references_ship_with_the_package() -> None:
+    references = offtopic_requests()
+    assert len(references) >= 50 and not any(r.startswith("#") for r in references)
 
 
 @pytest.mark.parametrize(

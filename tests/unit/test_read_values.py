@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from toolrag.guard.grounding.read_values import unread_refusal, unread_values
+from toolrag.guard.grounding.read_values import unread_figures, unread_refusal, unread_values
 
 
 def test_made_up_numbers_are_named() -> None:
@@ -41,3 +41,18 @@ def test_the_refusal_says_to_read_first() -> None:
     result = unread_refusal("sum_values", ["values=15000"])
     assert not result.success and result.error_code is not None
     assert "First call the tool" in (result.suggestion or "")
+
+
+def test_unread_figures_are_the_answers_figures_no_result_holds() -> None:
+    read = '{"rows": [["33,711,750", 11]], "dates": ["2024-12-11", "2025-06-05"]}'
+    assert unread_figures("The total is $33,711,750 on 11 projects.", "total?", read) == []
+    assert unread_figures("The average is $1,200,000.", "average?", read) == ["$1,200,000"]
+    # ids, dates, years and small counts are not figures to check
+    assert (
+        unread_figures("GRB-101 and S-201, dated 2025-06-05, in 2026: 14 sheets.", "", read) == []
+    )
+    # days between two dates read count as read: 2024-12-11 -> 2025-06-05 is 176 days
+    assert unread_figures("Steel topped out 176 days after notice to proceed.", "", read) == []
+    assert unread_figures("It was 177 days.", "", read) == ["177"]
+    # a figure the question gives is read
+    assert unread_figures("Yes, 240,000 is right.", "Is it 240000?", "") == []

@@ -37,6 +37,7 @@ from workflows.events import HumanResponseEvent, InputRequiredEvent
 
 from toolrag.errors import ConfigError
 from toolrag.events import emit
+from toolrag.guard.grounding.read_values import unread_figures
 from toolrag.guard.policy import ApprovalRequest, Approver
 from toolrag.text import MAX_QUERY_CHARS, bounded
 from toolrag.tools.prompting import CompactReActFormatter
@@ -148,6 +149,14 @@ PARTS_PROMPT = (
     '"{part}". Write an Action now: call {tool} (or another of your tools that holds that '
     "data) for it. Then answer every part of the original question, and say which part you "
     "could not find: {question}"
+)
+
+FIGURES_PROMPT = (
+    "Your answer gives {figures}, which no tool result shows. Answer again from the tool "
+    "results only: if a figure is a total or a difference you worked out, get it with a tool "
+    "instead (a SUM in SQL, the tool's own totals); if the results do not hold what the "
+    "question asks, call the tool that does (fix the arguments as a suggestion says), or say "
+    "what you could not find. The question: {question}"
 )
 
 
@@ -352,8 +361,10 @@ def _collect(
     call_started: dict[str, float],
     seen_sources: set[tuple[str, str]],
     remember: Any,
+    read: list[str] | None = None,
 ) -> None:
-    """Fold one workflow event into the answer: tool calls into the trace, sources, usage."""
+    """Fold one workflow event into the answer: tool calls into the trace, sources, usage;
+    each tool result's whole text into ``read``."""
     if isinstance(event, ToolCall) and not isinstance(event, ToolCallResult):
         call_started[event.tool_id] = time.perf_counter()
         emit(
@@ -366,6 +377,8 @@ def _collect(
         raw = event.tool_output.raw_output
         result = raw if isinstance(raw, ToolResult) else None
         content = str(event.tool_output.content or "")
+        if read is not None:
+            read.append(content)
         if remember is not None:  # the next steps keep this tool available (sticky set)
             remember(event.tool_name)
         answer.trace.append(
@@ -503,6 +516,9 @@ async def run_agent(
     # a question of several parts gets one more turn for a part no tool was called for
     parts = list(getattr(retriever.retriever, "last_parts", []) if retriever else [])
     parts_asked = False
+    # every tool result's whole text (the router's too): the figures an answer may give
+    read: list[str] = [str(getattr(s, "observation", "")) for s in reasoning]
+    figures_asked: list[str] = []  # the unread figures one more turn was asked to fix
     for attempt in range(max_repairs + 1 + bool(parts)):
         ctx = None
         if attempt == 0 and reasoning and isinstance(agent, ReActAgent):
@@ -517,7 +533,7 @@ async def run_agent(
                 yes = await _decide(event, approver, answer)
                 handler.ctx.send_event(HumanResponseEvent(response="yes" if yes else "no"))
                 continue
-            _collect(event, answer, call_started, seen_sources, remember)
+            _collect(event, answer, call_started, seen_sources, remember, read)
             if isinstance(event, ToolCallResult) and (looped := repeated_call(answer.trace)):
                 await handler.cancel_run()  # a loop: the model would repeat it to the cap
                 break
@@ -549,9 +565,13 @@ async def run_agent(
                 count=answer.unreadable, found=_found(answer.trace)
             )
             break
+        unread = unread_figures(text, question, "\n".join(read)) if read else []
         if attempt and len(answer.trace) == steps_before_repair:
             # A repair turn that called no tool is not grounded in any data: keep the first
-            # answer rather than a guess.
+            # answer rather than a guess, unless it was asked to drop figures no result
+            # shows and gave fewer of them.
+            if figures_asked and len(unread) < len(figures_asked):
+                answer.answer = text.strip()
             break
         answer.answer = text.strip()
         steps_before_repair = len(answer.trace)
@@ -563,6 +583,15 @@ async def run_agent(
             answer.repairs += 1
             part, tool = left[0]
             user_msg = PARTS_PROMPT.format(part=part, tool=tool, question=question)
+            continue
+        if unread and not figures_asked and attempt < max_repairs + bool(parts):
+            # figures no tool result shows (a guess after an empty result, or arithmetic done
+            # in the head): one more turn to read them with a tool or leave them out
+            figures_asked = unread
+            answer.repairs += 1
+            drop_abandoned_answer(memory)
+            user_msg = FIGURES_PROMPT.format(figures=", ".join(unread[:4]), question=question)
+            steps_before_repair = len(answer.trace)
             continue
         if last is None or attempt >= max_repairs:
             break

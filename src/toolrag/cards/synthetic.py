@@ -180,14 +180,16 @@ class SyntheticQueries:
         entry = self._cached_entry(card)
         return entry.requests if entry else None
 
-    def _stored(self) -> dict[str, _Entry]:
-        """Every cached card version's requests, read at once (for whole pools)."""
+    def _stored(self, key: str = "card_hash") -> dict[str, _Entry]:
+        """Every cached card version's requests, read at once (for whole pools), by card
+        version; ``key="name"``: by tool name, the latest version's."""
+        column = "name" if key == "name" else "card_hash"
         with self._db() as db:
             rows = db.execute(
-                f"SELECT card_hash, requests, {self._asked} FROM requests WHERE {self._MODEL}",
+                f"SELECT {column}, requests, {self._asked} FROM requests WHERE {self._MODEL}",
                 (self.model,),
             ).fetchall()
-        return {key: self._entry(requests, asked) for key, requests, asked in rows}
+        return {k: self._entry(requests, asked) for k, requests, asked in rows}
 
     def generate(self, card: ToolCard) -> list[str]:
         """The card's requests: from the cache, else (or, with an LLM, when fewer than
@@ -252,13 +254,17 @@ class SyntheticQueries:
         stored = self._stored()
         return sum(bool((entry := stored.get(self._key(c))) and entry.requests) for c in cards)
 
-    def augment(self, cards: Sequence[ToolCard]) -> list[ToolCard]:
+    def augment(self, cards: Sequence[ToolCard], by_name: bool = False) -> list[ToolCard]:
         """The cards with their cached requests (a card without any is returned unchanged, and
-        so is a card whose YAML file gives its requests: those were reviewed)."""
+        so is a card whose YAML file gives its requests: those were reviewed). ``by_name``: a
+        card whose version has none takes the latest requests cached under its name, for a
+        published pool read again from the same source after the card format changed (the
+        version hash covers the card's fields, so a new field changes every card's version)."""
         stored = self._stored()
+        named = self._stored(key="name") if by_name else {}
         out = []
         for card in cards:
-            entry = stored.get(self._key(card))
+            entry = stored.get(self._key(card)) or named.get(card.name)
             if entry and entry.requests and not card.synthetic:
                 card = card.model_copy(update={"synthetic": entry.requests})
             out.append(card)

@@ -427,7 +427,7 @@ def demo(
                 {
                     "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
                     "llm": f"{type(toolbox.llm).__name__} {toolbox.llm.metadata.model_name}",
-                    "gate": toolbox.gate.gate,
+                    "gate": toolbox.gate.model_dump(mode="json"),
                     "matched": matched_n,
                     "tool_ok": tools_n,
                     "n": len(results),

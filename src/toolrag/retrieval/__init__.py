@@ -4,11 +4,14 @@
 from toolrag.rank_fusion import reciprocal_rank_fusion
 from toolrag.retrieval.adapter import QueryAdapter, fit_query_adapter
 from toolrag.retrieval.agent_retriever import ToolIndexRetriever, make_tool_retriever
+from toolrag.retrieval.gate import GateChoice, choose_gate, offtopic_requests
 from toolrag.retrieval.index import (
     CANDIDATES,
     HUB_K,
     HUB_WEIGHT,
     REQUEST_WEIGHT,
+    EvidenceGate,
+    Gate,
     Stages,
     Strategy,
     ToolHit,
@@ -30,6 +33,9 @@ __all__ = [
     "HUB_K",
     "HUB_WEIGHT",
     "REQUEST_WEIGHT",
+    "EvidenceGate",
+    "Gate",
+    "GateChoice",
     "QueryAdapter",
     "QueryTranslator",
     "Stages",
@@ -41,11 +47,13 @@ __all__ = [
     "admit",
     "blend",
     "bm25_scores",
+    "choose_gate",
     "cover_steps",
     "dense_scores",
     "fit_query_adapter",
     "make_tool_retriever",
     "needs_translation",
+    "offtopic_requests",
     "place_prerequisites",
     "rank_order",
     "reciprocal_rank_fusion",

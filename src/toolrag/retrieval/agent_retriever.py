@@ -40,7 +40,7 @@ from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNo
 from llama_index.core.tools import BaseTool
 
 from toolrag.cards.names import TOOL_NAME
-from toolrag.retrieval.index import ToolHit, ToolIndex
+from toolrag.retrieval.index import Gate, ToolHit, ToolIndex
 from toolrag.retrieval.intent import asks_for_action, asks_for_arithmetic
 from toolrag.text import bounded
 
@@ -108,7 +108,7 @@ class ToolIndexRetriever(BaseRetriever):
         pinned: Sequence[str] = (),
         floor: float | None = None,
         resolve_unknown: bool = False,
-        gate: float | None = None,
+        gate: Gate | None = None,
     ) -> None:
         super().__init__()
         self.resolve_unknown = resolve_unknown
@@ -247,7 +247,7 @@ def make_tool_retriever(
     pinned: Sequence[str] = (),
     floor: float | None = None,
     unknown: UnknownTool | None = None,
-    gate: float | None = None,
+    gate: Gate | None = None,
 ) -> ObjectRetriever[BaseTool]:
     """The agent's ``tool_retriever`` over ``index``, resolving names to ``tools``. ``floor``
     and ``gate``: :meth:`ToolIndex.retrieve`'s cuts ("no tool fits"); pinned and sticky tools

@@ -8,18 +8,40 @@ question finds it. The gate is the highest cosine, on a grid of 0.01, that still
 ``keep`` of those requests (0.98 by default): a question whose best k tools all stay below it is
 answered without tools. On BFCL and NESTFUL the gate chosen this way keeps 0.93-0.99 of the real
 questions (docs/decisions/0019). ``toolrag eval gate --requests`` reports the same sweep in full.
+
+That cosine gate alone cannot tell a question worded unlike every card but sharing its rare
+words ("How many subcontracts carry 10 percent retainage?") from one that is only vaguely near
+("What is the tallest building in the world?"). So ``choose_gate`` also sets an
+:class:`~toolrag.retrieval.index.EvidenceGate` that counts the question's best BM25 score beside
+its cosine, each on the scale of the pool's written requests (their medians). Its threshold sits
+where the pool's written requests stay above it (at ``keep``, as for the cosine gate) and, when
+the pool allows, lower: just above the 95th percentile of the reference requests in
+``offtopic.txt`` (general knowledge, chit-chat, writing and code, which no pool of a business is
+meant to serve). Written requests match their cards better than people's questions do, so the
+bar goes as low as the off-topic references allow (docs/decisions/0041).
 """
 
 from __future__ import annotations
 
 import math
+import statistics
+from functools import cache
+from importlib.resources import files
 
 from pydantic import BaseModel, Field
 
-from toolrag.retrieval.index import Strategy, ToolIndex
+from toolrag.retrieval.index import EvidenceGate, Gate, Strategy, ToolIndex
 
 MAX_REQUESTS = 300  # searched at most, taken evenly over the pool (15-30 ms a search here)
 MIN_REQUESTS = 20  # fewer requests than this choose no gate: too few to take a share of
+OFFTOPIC_SHARE = 0.95  # of the off-topic references the evidence gate leaves without tools
+
+
+@cache
+def offtopic_requests() -> tuple[str, ...]:
+    """The reference requests no business's pool is meant to serve (``offtopic.txt``)."""
+    text = files("toolrag.retrieval").joinpath("offtopic.txt").read_text(encoding="utf-8")
+    return tuple(x.strip() for x in text.splitlines() if x.strip() and not x.startswith("#"))
 
 
 class GateChoice(BaseModel):
@@ -30,6 +52,22 @@ class GateChoice(BaseModel):
     requests: int = Field(description="Written requests searched.")
     kept: float | None = Field(None, description="Share of them the gate offers tools to.")
     reason: str = ""
+    evidence: EvidenceGate | None = Field(
+        None,
+        description="The gate over cosine and BM25 together, used in place of ``gate`` when "
+        "set (``tool_gate = auto``).",
+    )
+    evidence_kept: float | None = Field(
+        None, description="Share of the written requests the evidence gate offers tools to."
+    )
+    offtopic_emptied: float | None = Field(
+        None,
+        description="Share of the off-topic references the evidence gate leaves without tools.",
+    )
+
+    def rule(self) -> Gate | None:
+        """What a search applies: the evidence gate when there is one, else the cosine gate."""
+        return self.evidence if self.evidence is not None else self.gate
 
 
 def choose_gate(
@@ -51,14 +89,37 @@ def choose_gate(
             "write them with `toolrag tools synth`.",
         )
     step = max(1, -(-len(written) // limit))
-    best: list[float] = []
+
+    def evidence(text: str) -> tuple[float, float]:
+        hits = index.retrieve(text, k=k, strategy=strategy, translate=False)
+        cosine = max((h.similarity for h in hits if h.similarity is not None), default=-1.0)
+        return cosine, index.best_bm25(text)
+
+    searched: list[tuple[float, float]] = []
     for card_id, text in written[::step]:
         with index.requests_withheld(card_id):
-            hits = index.retrieve(text, k=k, strategy=strategy, translate=False)
-        best.append(max((h.similarity for h in hits if h.similarity is not None), default=-1.0))
-    best.sort(reverse=True)
-    # the request at the keep-th place sets the cut: all above it keep their tools
-    at = best[min(len(best) - 1, max(0, math.ceil(keep * len(best)) - 1))]
-    gate = math.floor(at * 100 + 1e-9) / 100
+            searched.append(evidence(text))
+    best = sorted((c for c, _ in searched), reverse=True)
+    gate = _cut(best, keep)
     kept = sum(b >= gate for b in best) / len(best)
-    return GateChoice(gate=gate, keep=keep, requests=len(best), kept=round(kept, 4))
+    choice = GateChoice(gate=gate, keep=keep, requests=len(best), kept=round(kept, 4))
+    lexical_scale = statistics.median(b for _, b in searched)
+    cosine_scale = statistics.median(c for c, _ in searched)
+    if lexical_scale <= 0 or cosine_scale <= 0:  # no words in common: the cosine gate alone
+        return choice
+    scale = EvidenceGate(cosine_scale, lexical_scale, threshold=0.0)
+    requests = sorted((scale.score(c, b) for c, b in searched), reverse=True)
+    offtopic = sorted(scale.score(*evidence(t)) for t in offtopic_requests())
+    above = offtopic[min(len(offtopic) - 1, math.ceil(OFFTOPIC_SHARE * len(offtopic)))]
+    threshold = min(_cut(requests, keep), math.ceil(above * 100) / 100)
+    choice.evidence = EvidenceGate(round(cosine_scale, 4), round(lexical_scale, 4), threshold)
+    choice.evidence_kept = round(sum(r >= threshold for r in requests) / len(requests), 4)
+    choice.offtopic_emptied = round(sum(o < threshold for o in offtopic) / len(offtopic), 4)
+    return choice
+
+
+def _cut(scores_high_first: list[float], keep: float) -> float:
+    """The highest value on a 0.01 grid that at least ``keep`` of the scores reach."""
+    n = len(scores_high_first)
+    at = scores_high_first[min(n - 1, max(0, math.ceil(keep * n) - 1))]
+    return math.floor(at * 100 + 1e-9) / 100

@@ -92,6 +92,32 @@ REQUIREMENT_DEPTH = 3
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolindex-bm25")
 
 
+@dataclass(frozen=True)
+class EvidenceGate:
+    """A "no tool fits" gate over both kinds of evidence a search has: a question keeps its
+    tools when ``cosine / cosine_scale + bm25 / lexical_scale`` reaches ``threshold``, where
+    ``cosine`` is the best cosine of its k hits and ``bm25`` its best BM25 score over the pool.
+    The scales are what a typical question the pool serves gets (the median of its written
+    requests), so both count alike whatever the pool's BM25 scores run to: a question worded
+    unlike every card but sharing its rare words ("subcontracts", "retainage") keeps its tools,
+    and one that is only vaguely near ("the tallest building") loses them.
+    (:func:`toolrag.retrieval.gate.choose_gate` sets it per pool.)"""
+
+    cosine_scale: float
+    lexical_scale: float
+    threshold: float
+
+    def cosine_bar(self, bm25: float) -> float:
+        """The best cosine a question with this best BM25 score needs."""
+        return self.cosine_scale * (self.threshold - bm25 / self.lexical_scale)
+
+    def score(self, cosine: float, bm25: float) -> float:
+        return cosine / self.cosine_scale + bm25 / self.lexical_scale
+
+
+Gate = float | EvidenceGate
+
+
 class ToolHit(BaseModel):
     name: str
     id: str
@@ -540,14 +566,16 @@ class ToolIndex:
         floor: float | None = None,
         embedding: Sequence[float] | None = None,
         translate: bool = True,
-        gate: float | None = None,
+        gate: Gate | None = None,
     ) -> list[ToolHit]:
         """The top-k tools for ``query``. ``floor`` (a cosine) drops each tool below it, so a
         question no tool fits gets an empty list. ``gate`` (a cosine) keeps or drops the k
         together: when no tool's cosine reaches it the answer is "no tool fits" (an empty
         list), else the k are returned whatever their own cosines, so the right tool ranked
-        below a closer one is not cut. ``embedding``: the query's vector when the
-        caller has it already (a LlamaIndex retriever embeds before it queries the store).
+        below a closer one is not cut. An :class:`EvidenceGate` does the same with the
+        question's best BM25 score counted beside the cosine. ``embedding``: the query's
+        vector when the caller has it already (a LlamaIndex retriever embeds before it
+        queries the store).
         With a ``translator``, the question is searched as it returns it (``translate=False``:
         as it is), and a translated question is embedded again. ``best`` ranks first each tool
         the question names (by an identifier-shaped or a quoted name, :mod:`toolrag.cards.names`:
@@ -595,7 +623,13 @@ class ToolIndex:
                 ranked = _named_first(ranked, set(named))
             if self.place_requirements and self.requires:
                 ranked, needed = st.prerequisites(self, ranked, scores)
+        if isinstance(gate, EvidenceGate):  # the cosine this question's words leave it to reach
+            gate = gate.cosine_bar(self.best_bm25(query))
         return st.gate(self, ranked, sims, named, needed, k, floor, gate)
+
+    def best_bm25(self, query: str) -> float:
+        """The query's best BM25 score over the pool's cards (0.0 when no word matches)."""
+        return max((s for _, s in self.stages.lexical(self, query, 1)), default=0.0)
 
 
 def dense_scores(

@@ -34,6 +34,7 @@ _WORDS_DATE = re.compile(
 )
 SMALL = 31  # a count of days or items this small needs no source
 MAX_SEEN_CHARS = 200_000  # of what the run has read, the latest part is scanned
+MAX_DATES = 120  # distinct dates read whose differences count as read (7,140 pairs)
 
 
 def _numbers(text: str) -> set[float]:
@@ -86,6 +87,31 @@ def unread_values(arguments: Mapping[str, Any], question: str, seen: str) -> lis
                     continue
                 if amount > SMALL and not any(abs(amount - n) < 0.005 for n in numbers):
                     unread.append(f"{key}={item!r}")
+    return unread
+
+
+_FIGURE = re.compile(
+    r"(?<![\w.\-])\$?-?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w\-])"
+)  # a figure standing alone: not a part of an id (GRB-101, S-201) or a date
+
+
+def unread_figures(answer: str, question: str, seen: str) -> list[str]:
+    """The figures in ``answer`` (amounts, counts, rates) above ``SMALL`` that neither the
+    question nor what the run read (``seen``: the tool results) holds, compared by value, as
+    the answer writes them. Parts of ids and dates are not figures; years (1900-2100) are left
+    out too, since a date the results hold may be written in words. The days between any two
+    dates read count as read (a delay worked out from a plan and an actual date)."""
+    text = question[:MAX_CHARS] + "\n" + seen[-MAX_SEEN_CHARS:]
+    numbers = _numbers(text)
+    days = sorted(_dates(text))[:MAX_DATES]  # the days between two dates read count as read
+    numbers |= {float(abs((a - b).days)) for n, a in enumerate(days) for b in days[n + 1 :]}
+    unread = []
+    for match in _FIGURE.finditer(answer[:MAX_CHARS]):
+        value = abs(float(match.group(1).replace(",", "")))
+        if value <= SMALL or (1900 <= value <= 2100 and value.is_integer()):
+            continue
+        if not any(abs(value - n) < 0.005 for n in numbers) and match.group(0) not in unread:
+            unread.append(match.group(0))
     return unread
 
 

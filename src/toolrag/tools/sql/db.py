@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import column as sa_column
-from sqlalchemy import create_engine, inspect, select
+from sqlalchemy import create_engine, func, inspect, select
 from sqlalchemy import table as sa_table
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
@@ -392,6 +392,23 @@ class ReadOnlyDatabase:
                 raise QueryTimeout(f"The lookup ran past {limit:g} s.") from exc
             raise QueryFailed(_first_line(exc.orig or exc)) from exc
         return {_jsonable(k): _jsonable(v) for k, v in fetched if k is not None}
+
+    def find_value(
+        self, table_name: str, column_name: str, value: str, timeout_s: float = 1.0
+    ) -> str | None:
+        """The value of ``column_name`` in ``table_name`` equal to ``value`` ignoring case (the
+        stored spelling), or None: one bound, parameterised ``LIMIT 1`` read on the guarded
+        connection. The names are reflected ones, never the model's text; a timeout or an
+        error is None (the lookup only adds a hint)."""
+        source = sa_table(table_name, sa_column(column_name))
+        col = source.c[column_name]
+        stmt = select(col).where(func.lower(col) == value.lower()).limit(1)
+        try:
+            with self._guarded(timeout_s) as conn:
+                row = conn.execute(stmt).first()
+        except (OperationalError, DBAPIError):
+            return None
+        return None if row is None or row[0] is None else str(row[0])
 
     def raw_query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Unguarded read for trusted, internal SQL (sample rows for describe_table)."""

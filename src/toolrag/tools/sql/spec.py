@@ -45,6 +45,7 @@ from toolrag.tools.sql.db import (
 )
 from toolrag.tools.sql.guard import CheckedSQL, SelectGuard, SQLRejected
 from toolrag.tools.sql.labels import LabelMap, column_sources, plan_labels, reflect_labels
+from toolrag.tools.sql.literals import compared_literals, value_hints
 
 DEFAULT_LIMIT = 50
 log = logging.getLogger(__name__)
@@ -296,10 +297,20 @@ class SQLToolSpec(GuardedToolSpec):
         if rows.truncated:
             suggestion = "More rows exist: aggregate or filter, or raise limit."
         elif not rows.rows or all(v is None for r in rows.rows for v in r):
+            hints = self._value_hints(checked.sql, checked.tables)
             suggestion = (
-                "Nothing matched. Filter values are exact and case-sensitive: check them "
-                "in the schema or with describe_table, then query again."
-            )
+                "Nothing matched. "
+                + (" ".join(hints) + " Filter on that column and query again." if hints else
+                   "Filter values are exact and case-sensitive: check them in the schema or "
+                   "with describe_table, then query again.")
+            )  # fmt: skip
+        elif len(rows.rows) == 1 and all(v in (None, 0) for v in rows.rows[0]):
+            # a count or sum of 0 may be a filter value looked for in the wrong column
+            hints = self._value_hints(checked.sql, checked.tables)
+            if hints:
+                suggestion = (
+                    "No row matched. " + " ".join(hints) + " Filter on that column and query again."
+                )
         data: dict[str, Any] = {
             "columns": rows.columns,
             "rows": rows.rows,
@@ -393,6 +404,25 @@ class SQLToolSpec(GuardedToolSpec):
             + ("not allowed for this tool." if exists else "not in this database."),
             suggestion=f"Use one of these tables: {', '.join(self.tables)}.",
         )
+
+    def _value_hints(self, sql: str, tables: list[str]) -> list[str]:
+        """Where the text values an empty query compared are (:mod:`.literals`), among the
+        text columns of the tables it reads, then of the other allowed tables."""
+        pairs = compared_literals(sql, self._sqlglot_dialect())
+        if not pairs:
+            return []
+        text: dict[str, list[str]] = {}
+        try:
+            for table in [*(t for t in tables if t in self.tables), *self.tables]:
+                if table not in text:
+                    text[table] = [
+                        c["name"]
+                        for c in self.db.describe(table)["columns"]
+                        if any(k in str(c["type"]).upper() for k in ("TEXT", "CHAR", "STRING"))
+                    ]
+        except SQLAlchemyError:
+            return []
+        return value_hints(pairs, text, self.db.find_value)
 
     def _suggest(self, error: str, tables: list[str]) -> str:
         low = error.lower()

@@ -1,0 +1,87 @@
+"""Where a query's text values are: the hint an empty SQL result carries.
+
+A small model that filters ``projects.project_type = 'lump sum'`` gets no rows back, and with
+no rows it guesses. The value is in the database, in another column (``contract_type``), or
+spelled with other capitals. :func:`compared_literals` reads, with sqlglot, the text values a
+query compares columns with (``=``, ``IN``, ``LIKE`` without wildcards); :func:`value_hints`
+looks each one up, case-insensitively, in the text columns of the tables the query reads (one
+bound ``LIMIT 1`` read per column, a few values and columns at most), and says where it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import sqlglot
+from sqlglot import exp
+
+MAX_LITERALS = 3  # text values looked up per empty result
+MAX_LITERAL_CHARS = 100
+MAX_LOOKUPS = 40  # column reads per empty result, all values together
+
+
+def compared_literals(sql: str, dialect: str | None = None) -> list[tuple[str | None, str]]:
+    """The (column, text value) pairs ``sql`` compares: ``col = 'x'``, ``col IN ('x', 'y')``
+    and ``col LIKE 'x'`` with no wildcard. Column None when the other side is not a plain
+    column. Empty when the SQL does not parse."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
+        return []
+    found: list[tuple[str | None, str]] = []
+
+    def add(column: exp.Expression, value: exp.Expression, like: bool = False) -> None:
+        if isinstance(value, exp.Literal) and value.is_string:
+            text = value.this
+            if 0 < len(text) <= MAX_LITERAL_CHARS and not (like and any(c in text for c in "%_")):
+                name = column.name if isinstance(column, exp.Column) else None
+                if (name, text) not in found:
+                    found.append((name, text))
+
+    for node in tree.walk(bfs=False):  # in the order the SQL reads
+        if not isinstance(node, exp.EQ | exp.Like | exp.ILike | exp.In):
+            continue
+        left = node.this
+        if isinstance(node, exp.In):
+            for value in node.expressions:
+                add(left, value)
+        else:
+            like = isinstance(node, exp.Like | exp.ILike)
+            add(left, node.expression, like)
+            add(node.expression, left, like)
+    return found[:MAX_LITERALS]
+
+
+def value_hints(
+    pairs: Sequence[tuple[str | None, str]],
+    text_columns: dict[str, list[str]],
+    find: Callable[[str, str, str], str | None],
+) -> list[str]:
+    """One sentence per text value found elsewhere than the query looked for it.
+
+    ``text_columns``: table -> its text columns, the tables the query reads first. ``find``
+    (table, column, value) returns the stored spelling of ``value`` in that column, or None.
+    """
+    hints: list[str] = []
+    lookups = 0
+    for column, value in pairs:
+        places: list[tuple[str, str, str]] = []
+        for table, columns in text_columns.items():
+            for col in columns:
+                if lookups >= MAX_LOOKUPS:
+                    break
+                lookups += 1
+                stored = find(table, col, value)
+                if stored is not None:
+                    places.append((table, col, stored))
+        if not places or any(c == column and s == value for _, c, s in places):
+            continue  # not anywhere, or stored just so where the query looked
+        spelled = [(t, c, s) for t, c, s in places if c == column]
+        if spelled:  # the right column, other capitals
+            t, c, s = spelled[0]
+            hints.append(f"'{value}' is stored as '{s}' in {t}.{c} (values are case-sensitive).")
+            continue
+        where = ", ".join(f"{t}.{c}" + (f" (as '{s}')" if s != value else "") for t, c, s in places)
+        here = f" is not a value of {column};" if column else ""
+        hints.append(f"'{value}'{here} it is found in {where}.")
+    return hints
