@@ -25,7 +25,7 @@ question set and for all of them. Each setup first answers one untimed warm-up q
 (``WARMUP``). Records are appended to ``runs/agent/records.jsonl`` as they come, so an
 interrupted run resumes where it stopped (``--fresh`` starts over).
 
-    .venv/bin/python -m benchmarks.agent [--sets test,fresh,unseen] [--limit N]
+    .venv/bin/python -m benchmarks.agent [--sets test,fresh,unseen] [--limit N] [--every N]
         [--setups all_tools,objectindex,toolrag]
 """
 
@@ -242,6 +242,13 @@ resumed run would charge that one-time cost to whichever question came first."""
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, default=0, help="Questions (0: all eligible).")
+    parser.add_argument(
+        "--every",
+        type=int,
+        default=1,
+        help="Keep every Nth eligible question of each set (sets are ordered by kind, so this "
+        "keeps every kind); with --limit, the stride applies first.",
+    )
     parser.add_argument("--pool", type=int, default=50, help="Tools in all.")
     parser.add_argument("--setups", default=",".join(SETUPS))
     parser.add_argument(
@@ -292,7 +299,7 @@ def main() -> None:
             for q in questions
             if set(q.expected_tools) <= sample_names
             and (q.answer_keywords or q.answer_ids or q.no_tool)
-        ]
+        ][:: max(1, args.every)]
         picked = pick_questions(eligible, sample_names, args.limit) if args.limit else eligible
         chosen += picked
         set_of.update({q.id: qset for q in picked})
@@ -378,6 +385,7 @@ def main() -> None:
     name = result_name(
         "agent",
         limit=args.limit,
+        every=args.every if args.every != 1 else 0,
         pool=args.pool if args.pool != 50 else 0,
         setups=args.setups if args.setups != ",".join(SETUPS) else "",
         sets=args.sets if args.sets != ",".join(SETS) else "",
