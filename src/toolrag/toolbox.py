@@ -266,6 +266,7 @@ class Toolbox:
         """Open the indexes and load the models now, not on the first question (a batch calls
         this before any question's deadline starts)."""
         self.require_indexes()
+        self.content_ready  # noqa: B018
         self.tool_index  # noqa: B018
         self.guard  # noqa: B018
         self.llm  # noqa: B018
@@ -520,10 +521,20 @@ class Toolbox:
     def _agent_kind(self) -> str:
         return "function" if self.settings.agent_mode == "function" else "react"
 
+    @cached_property
+    def content_ready(self) -> bool:
+        """The content indexes opened and their fusion weights chosen (once per toolbox), so
+        that no search pays for them inside its tool's deadline."""
+        for index in [*self.indexes.values(), *self.collection_indexes.values()]:
+            if index.exists():
+                index.warm_up()
+        return True
+
     async def aask(self, question: str) -> Answer:
         """Answer one question with the agent over the toolbox's retrieved tools, in the
         configured ``agent_mode`` (react, router+react or function)."""
         question = self._check_question(question)
+        self.content_ready  # noqa: B018
         if self.settings.agent_mode == "router+react":
             return await ask_routed(
                 question,
@@ -556,6 +567,7 @@ class Toolbox:
         and the tools it used before stay offered (the sticky set). Each turn is its own run
         for idempotency keys and approvals."""
         message = self._check_question(message)
+        self.content_ready  # noqa: B018
         session = self._sessions.setdefault(
             session_id, ChatSession(memory=ChatMemoryBuffer.from_defaults(llm=self.llm))
         )

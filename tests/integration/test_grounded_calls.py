@@ -7,6 +7,7 @@ model is told what the question gives instead."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 
 from llama_index.core.tools import FunctionTool
@@ -164,6 +165,26 @@ def test_ground_call_checks_only_with_a_question_and_runs_a_required_value_when_
     assert own.refusal is None  # an idempotency key the model gives is not checked
 
 
+def _delays(since: str, project: str | None = None) -> str:
+    """Weather delays since a date, on one project (code GRB-103 or name) or all."""
+    return since
+
+
+def test_an_invented_filter_is_left_out_at_once_when_the_question_names_nothing() -> None:
+    """The local model called ``project="GRB-103"`` for a question about every project, was
+    refused, and answered "no weather delays": with no id or name in the question there is
+    nothing better to write, so the call runs without the filter the first time."""
+    tool = FunctionTool.from_defaults(fn=_delays)
+    args = {"since": "2025-11-01", "project": "GRB-103"}
+    asked = "Across all projects, how many working days were lost to weather in November 2025?"
+    run = ground_call(tool, args, question=asked, seen="", refused=set())
+    assert run.refusal is None and run.arguments == {"since": "2025-11-01"}
+    assert run.note and run.note.startswith("Left out project='GRB-103'")
+    named = "How many days did Pinecrest Senior Living lose to weather in November 2025?"
+    first = ground_call(tool, args, question=named, seen="", refused=set())
+    assert first.refusal is not None  # a name to write instead: the model is told it
+
+
 def test_a_write_with_a_name_the_question_never_gave_is_refused_first(
     rest_toolbox: Callable[..., Toolbox],
 ) -> None:
@@ -183,3 +204,30 @@ def test_a_write_with_a_name_the_question_never_gave_is_refused_first(
     assert ran.success and "'Elena Morales'" in json.loads(ran.observation)["suggestion"]
     statuses = [status for status, _ in _calls(tb, answer.run_id, "create_inspection_note")]
     assert statuses == ["refused", "ok"]  # one note written, after the model insisted
+
+
+def test_a_value_outside_the_listed_ones_is_fitted_and_said(
+    toolbox_factory: Callable[[list[str]], Toolbox],
+) -> None:
+    """The local model wrote ``document_type="subcontracts"`` (not a document type) and, told
+    the values, answered "there are no subcontracts"; the search now runs without it."""
+    wide_args = {"query": "10 percent retainage", "document_type": "subcontracts"}
+    spelled_args = {"query": "apparatus bay door", "document_type": "Change Orders"}
+    tb = toolbox_factory(
+        [
+            react("search_documents", wide_args),
+            final("Done."),
+            react("search_documents", spelled_args),
+            final("Done."),
+        ]
+    )
+    (wide,) = tb.ask("Which subcontract documents mention 10 percent retainage?").trace
+    assert wide.success and wide.ran_with == {"query": "10 percent retainage"}
+    # the observation is cut to 600 characters in the trace; the note survives the cut
+    assert "Left out document_type='subcontracts' (not one of its values: contract," in (
+        wide.observation
+    )
+    (spelled,) = tb.ask("Which change orders are about the apparatus bay door?").trace
+    assert spelled.success and spelled.ran_with is not None
+    assert spelled.ran_with["document_type"] == "change_order"
+    assert set(re.findall(r'"type":"(\w+)"', spelled.observation)) == {"change_order"}

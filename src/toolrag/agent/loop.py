@@ -398,7 +398,8 @@ def _collect(
                 ),
                 recoverable=result.recoverable if result else True,
                 empty=result.empty if result else False,
-                observation=content[:600],
+                # a long result keeps its error and suggestion (what was changed or left out)
+                observation=result.render(max_chars=600) if result else content[:600],
                 seconds=round(
                     time.perf_counter() - call_started.get(event.tool_id, time.perf_counter()),
                     4,

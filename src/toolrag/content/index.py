@@ -270,8 +270,15 @@ class ContentIndex:
                 progress(self.content_type, done, len(current))
         if report.changed and self._open() is not None:
             self._reindex_fts()
+            self.warm_up()  # the fusion weights of the new version, chosen now
         report.rows_total = self.count()
         return report
+
+    def warm_up(self) -> None:
+        """Open the table and, for ``auto`` fusion, choose its weights now: a first search
+        would otherwise pay for both inside a tool's deadline."""
+        if self.fusion == "auto" and self._open() is not None:
+            self.fusion_weights()
 
     def build_rows(
         self, todo: Sequence[tuple[str, Path, str]], loader: Loader

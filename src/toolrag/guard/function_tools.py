@@ -9,7 +9,9 @@ idempotency key derived from the run id and the step (of the first identical wri
 A call whose arguments hold an identifier or a shown name that neither the question nor what the
 run has read since gives is refused once (:mod:`toolrag.guard.grounding.calls`), and a companion
 call (arithmetic) with numbers or dates nothing gave is refused
-(:mod:`toolrag.guard.grounding.read_values`).
+(:mod:`toolrag.guard.grounding.read_values`). Before both, a value outside a parameter's listed
+values is written as the listed value it stands for, or left out of an optional parameter
+(:mod:`toolrag.guard.grounding.choices`).
 """
 
 import uuid
@@ -22,10 +24,12 @@ from workflows.events import HumanResponseEvent, InputRequiredEvent
 
 from toolrag.guard.executor import ToolGuard
 from toolrag.guard.grounding.calls import ground_call
+from toolrag.guard.grounding.choices import fit_choices
 from toolrag.guard.grounding.narrow import call_with_named_filters
 from toolrag.guard.grounding.read_values import unread_refusal, unread_values
 from toolrag.guard.grounding.widen import without_invented_dates
 from toolrag.guard.idempotency import args_hash
+from toolrag.tools.prompting import tool_schema
 from toolrag.tools.result import ToolResult
 
 YES = frozenset({"y", "yes", "approve", "approved", "true", "ok"})
@@ -69,9 +73,10 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
 
     async def call(ctx: Context, **kwargs: Any) -> ToolResult:
         step = run.steps + 1  # counted when a call finishes: a replayed step keeps its number
+        fitted = fit_choices(tool_schema(tool), kwargs)
         grounded = ground_call(
             tool,
-            kwargs,
+            fitted.arguments,
             question=run.question,
             seen="\n".join(run.seen),
             refused=run.refused,
@@ -119,7 +124,7 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
         ran = {k: v for k, v in kwargs.items() if k != "idempotency_key"}
         if ran != {k: v for k, v in written.items() if k != "idempotency_key"}:
             result.ran_with = ran
-        return result.with_note(grounded.note)
+        return result.with_note(" ".join(n for n in (fitted.note, grounded.note) if n) or None)
 
     return FunctionTool(async_fn=call, metadata=tool.metadata)
 

@@ -109,9 +109,19 @@ class ToolResult(BaseModel):
             if not payload.get(flag):
                 payload.pop(flag, None)
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-        if len(text) > max_chars:
-            text = text[:max_chars] + '..."} [truncated]'
-        return text
+        if len(text) <= max_chars:
+            return text
+
+        # too long: the data is cut, the fields after it (the error, the suggestion, the note
+        # of what was changed or left out) are kept whole, after the cut
+        def dumps(value: Any) -> str:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+        fields = {k: dumps(v) for k, v in payload.items()}
+        data = fields.pop("data", "")
+        room = max(0, max_chars - sum(len(k) + len(v) + 4 for k, v in fields.items()) - 30)
+        fields = {k: fields.get(k, f'{data[:room]}..." [truncated]') for k in payload}
+        return "{" + ",".join(f"{dumps(k)}:{v}" for k, v in fields.items()) + "}"
 
     def __str__(self) -> str:
         return self.render()

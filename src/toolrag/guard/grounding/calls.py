@@ -15,6 +15,10 @@ chat's earlier turns).
   (GRB-101) or name (Riverside Medical Office Building)") becomes the one proper name the
   question gives. Told to write the name, the small local model did not: it answered "no
   failed inspections" instead.
+- An optional filter the model invented for a question that holds no id and no proper name
+  ("How many working days were lost to weather in November 2025?", called with
+  ``project="GRB-103"``) is left out at once: there is nothing to write instead, and told so,
+  the small local model answered "no weather delays" rather than calling again.
 - Any other such call does not run the first time: the model gets an ``INVALID_ARGUMENT``
   error naming the value and what the question gives. Made again, the call runs without the
   ungrounded arguments the tool does not require (a project filter the question never gave),
@@ -137,9 +141,12 @@ def ground_call(
     key = f"{name}:{args_hash(args)}"
     keys = list(dict.fromkeys(u.key for u in found))
     required = set((schema or {}).get("required") or [])
-    if key not in refused:
+    given = given_values(question)
+    # an optional filter the model invented when the question holds no id or proper name that
+    # could fill it: refusing only invites the small model to give up, so it is left out now
+    fillable = any(code_like(g) or name_like(g) for g in given) or required.intersection(keys)
+    if key not in refused and fillable:
         refused.add(key)
-        given = given_values(question)
         says = ", ".join(repr(g) for g in given[:6]) if given else "no such value"
         fixes = []
         for u in found:

@@ -86,7 +86,7 @@ class Vocabulary(BaseModel):
         found: dict[str, FilterValues] = {}
         for param, prop in properties.items():
             values = self.by_tool.get(tool, {}).get(param) or self.by_parameter.get(param)
-            enum = _enum(prop)
+            enum = enum_values(prop)
             if values is None and enum:
                 values = FilterValues.of(enum)
             if values is not None:
@@ -94,7 +94,8 @@ class Vocabulary(BaseModel):
         return found
 
 
-def _enum(prop: Mapping[str, Any]) -> list[str]:
+def enum_values(prop: Mapping[str, Any]) -> list[str]:
+    """The values a parameter lists (an ``enum``, or an ``anyOf`` holding one); [] if none."""
     if isinstance(prop.get("enum"), list):
         return [str(v) for v in prop["enum"] if v is not None]
     for option in prop.get("anyOf") or []:
