@@ -115,7 +115,9 @@ def test_a_repeated_identical_call_stops_with_an_explanation(
     assert [s.tool for s in answer.trace] == ["search_documents"] * 3
     assert answer.loops_stopped == 2 and answer.repairs == 1
     assert answer.answer.startswith("I stopped: search_documents was called again")
-    assert "INVALID_ARGUMENT" in answer.answer
+    # document_type='invoice' is not a document type: left out (guard.grounding.choices), so
+    # each repeat gives the same result
+    assert "(no change)" in answer.answer
     prompt = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
     assert "You called search_documents twice with the same arguments" in prompt
 
