@@ -121,7 +121,10 @@ class ToolResult(BaseModel):
         data = fields.pop("data", "")
         room = max(0, max_chars - sum(len(k) + len(v) + 4 for k, v in fields.items()) - 30)
         fields = {k: fields.get(k, f'{data[:room]}..." [truncated]') for k in payload}
-        return "{" + ",".join(f"{dumps(k)}:{v}" for k, v in fields.items()) + "}"
+        text = "{" + ",".join(f"{dumps(k)}:{v}" for k, v in fields.items()) + "}"
+        if len(text) > max_chars:  # the other fields alone are too long: still bounded
+            text = text[:max_chars] + '..."} [truncated]'
+        return text
 
     def __str__(self) -> str:
         return self.render()
