@@ -1,7 +1,8 @@
 """The Ray engine of a batch and the tool-pool build on Ray, on a local cluster of 2 CPUs with
 the scripted LLM: the same records as the local engine, a re-run resumes, a question that
 raises or times out becomes a record, a killed actor loses no question (and writes no id
-twice), and a pool built on Ray holds the local build's rows, so a local re-sync embeds none."""
+twice), a question that kills every actor is recorded as lost while the rest are answered,
+and a pool built on Ray holds the local build's rows, so a local re-sync embeds none."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ TOOL_QUERY = "When did Fire Station 7 reach substantial completion?"
 class Responder:
     """One scripted turn, decided by the question (any actor may get any question): ``tool``
     questions call the schedule tool then answer, ``raise`` ones fail, ``slow`` ones outlast
-    the deadline, and a ``kill`` question ends its process the first time (marker file)."""
+    the deadline, a ``kill`` question ends its process the first time (marker file) and a
+    ``poison`` one every time."""
 
     def __init__(self, marker: Path | None = None) -> None:
         self.marker = marker
@@ -47,6 +49,8 @@ class Responder:
         if "kill" in question and self.marker is not None and not self.marker.exists():
             self.marker.write_text("killed once")
             os._exit(1)  # the actor dies mid-question
+        if "poison" in question:
+            os._exit(1)  # the actor dies on this question every time
         if "raise" in question:
             raise RuntimeError(f"scripted failure in {qid}")
         if "slow" in question:
@@ -183,6 +187,27 @@ def test_a_killed_actor_loses_no_question(
     assert all(r.ok for r in records.values()), [r.error for r in records.values() if not r.ok]
     assert records["q95"].answer == "No tool needed for q95."
     assert summary.answered == 11
+
+
+def test_a_question_that_kills_every_actor_is_recorded_lost_and_the_rest_answered(
+    cluster: None, sample_settings: Settings, tmp_path: Path
+) -> None:
+    qs = questions(6, extra=[("q96", "poison")])
+    out = tmp_path / "answers.jsonl"
+    summary = run_batch(
+        None, qs, out, timeout_s=60, engine="ray", actors=1,
+        asker_factory=functools.partial(scripted_toolbox, sample_settings),
+        ray_options={**RAY, "max_task_retries": 1},
+    )  # fmt: skip
+    assert sorted(ids_written(out)) == sorted(q.id for q in qs)  # every id, exactly once
+    records = read_records(out)
+    lost = records["q96"]
+    assert (lost.ok, lost.error_code) == (False, "LOST")
+    assert "No answer came back from the cluster" in (lost.error or "")
+    assert lost.query == qs[-1].query  # the record names its question
+    others = [r for i, r in records.items() if i != "q96"]
+    assert all(r.ok for r in others), [(r.id, r.error) for r in others if not r.ok]
+    assert (summary.answered, summary.failed) == (6, 1)
 
 
 def test_the_tool_pool_built_on_ray_holds_the_local_rows(

@@ -746,3 +746,32 @@ def test_the_top_k_are_the_first_k_of_a_deeper_search(tmp_path: Path, embed: obj
         shallow = index.retrieve(question, k=5, strategy=strategy)  # type: ignore[arg-type]
         deep = index.retrieve(question, k=40, strategy=strategy)  # type: ignore[arg-type]
         assert [(h.name, h.score) for h in shallow] == [(h.name, h.score) for h in deep[:5]]
+
+
+def test_two_writers_of_one_index_take_turns(cards: list[ToolCard], tmp_path: Path) -> None:
+    """Two processes (here threads, each with its own index object and lock handle) syncing
+    one folder at once, as a batch's Ray actors do when they start: the cards are embedded
+    once, and the table holds each card once."""
+    import threading
+    import time
+
+    from llama_index.core.embeddings import MockEmbedding
+
+    class SlowEmbedding(MockEmbedding):
+        def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+            time.sleep(0.3)  # long enough for the other writer to arrive mid-sync
+            return super()._get_text_embeddings(texts)
+
+    reports = []
+
+    def sync() -> None:
+        reports.append(ToolIndex(tmp_path, SlowEmbedding(embed_dim=8)).sync(cards, batch_size=2))
+
+    writers = [threading.Thread(target=sync) for _ in range(2)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join()
+    assert sorted(r.embedded for r in reports) == [0, len(cards)]
+    ids = ToolIndex(tmp_path, MockEmbedding(embed_dim=8))._open().to_arrow()["id"].to_pylist()
+    assert sorted(ids) == sorted(c.id for c in cards)

@@ -12,7 +12,7 @@ The driver writes the records as they stream back, through the same
 that answers a question again is not written twice. Ray restarts an actor that dies
 (``max_restarts``) and runs its task again (``max_task_retries``), so a killed actor loses no
 question; a question whose task keeps failing past the retries still gets a record, with the
-error code ``LOST``.
+error code ``LOST``, and the rest of the batch goes on (Ray Data skips that block).
 """
 
 from __future__ import annotations
@@ -137,6 +137,9 @@ def run_batch_ray(
                     dict, max_restarts=-1, max_task_retries=max_task_retries
                 ),
             )
+            # a question whose task still fails after the retries (its actor dies on it every
+            # time) drops its own block, not the run: the other questions go on being answered
+            answered.context.max_errored_blocks = -1
             lost_reason = "its Ray task failed past the retries"
             try:
                 for batch in answered.iter_batches(batch_size=None, batch_format="pyarrow"):
