@@ -159,12 +159,40 @@ def _batch_scale_rows(fig: dict[str, Any]) -> Rows:
                 f"({ratios['ray_2_vs_1_actors_throughput_steady']})",
             )
         )
-    if pool:
+    if "ray_1_actor_extra_start_s" in ratios:
+        rows.append(("start Ray adds before its first record (s)",
+                     f"{ratios['ray_1_actor_extra_start_s']}"))  # fmt: skip
+    if pool and "runs" in pool.get("local", {}):  # two pool sizes, and the marginal rate
+        local, on_ray = pool["local"], pool["ray_2_actors"]
+        sizes = " and ".join(str(r["cards"]) for r in local["runs"])
+        rows.append(
+            (
+                f"pool build, {sizes} cards: cards/s (marginal)",
+                ", ".join(
+                    f"{label} {'/'.join(str(r['cards_per_s']) for r in p['runs'])} "
+                    f"({p['marginal_cards_per_s']})"
+                    for label, p in (("local", local), ("Ray 2 actors", on_ray))
+                ),
+            )
+        )
+        rows.append(("pool build, Ray 2 actors / local, marginal throughput",
+                     f"{pool['ray_vs_local_marginal_throughput']}"))  # fmt: skip
+    elif pool:
         rows.append(
             (
                 f"pool build, {pool['cards']} cards: cards/s",
                 f"local {pool['local']['cards_per_s']}, Ray 2 actors "
                 f"{pool['ray_2_actors']['cards_per_s']}",
+            )
+        )
+    lm = fig.get("local_model")
+    if lm:
+        rows.append(
+            (
+                f"local model, {lm['local']['questions']} questions: seconds (ok)",
+                f"local {lm['local']['seconds']} ({lm['local']['ok']}), Ray 1 actor "
+                f"{lm['ray_1_actor']['seconds']} ({lm['ray_1_actor']['ok']}); ratio "
+                f"{lm.get('ray_1_actor_vs_local_s_per_question')}",
             )
         )
     return rows

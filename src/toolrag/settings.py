@@ -72,6 +72,13 @@ class Settings(BaseSettings):
         "or as 'user' messages, for a server whose chat format drops tool messages "
         "(llama-cpp-python's chatml-function-calling).",
     )
+    response_format: Literal["auto", "json_schema", "json_object", "none"] = Field(
+        "auto",
+        description="openai_like: how the router's JSON decision is asked for: a "
+        "response_format of type json_schema (OpenAI, vLLM, llama-server), json_object with a "
+        "schema (llama-cpp-python's server), none (a plain reply, parsed and repaired), or "
+        "auto: the first of these the server accepts.",
+    )
 
     # --- embeddings ----------------------------------------------------------------------------
     embed_model: str = Field(

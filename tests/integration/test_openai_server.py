@@ -91,6 +91,28 @@ def test_react_streams_and_answers_through_the_server(
     assert answer.prompt_tokens > 0  # the server's usage reaches the answer
 
 
+def test_router_then_react_holds_the_decision_to_its_schema_through_the_server(
+    react_server: str, server_toolbox: Callable[..., Toolbox]
+) -> None:
+    """router+react: the router's decision is asked for with a response_format carrying its
+    JSON schema. llama-cpp-python's server refuses ``json_schema`` and takes ``json_object``
+    with the schema, which its grammar then enforces, so the decision is valid as written."""
+    tb = server_toolbox(react_server, "router+react")
+
+    async def events() -> list:
+        return [e async for e in tb.astream(LD)]
+
+    got = asyncio.run(events())
+    answer = got[-1].data["answer"]
+    route = next(e for e in got if e.kind == "route")
+    assert route.success and not route.data["repaired"], route
+    decision = json.loads(route.text)
+    assert decision["action"] == "call_tools" and decision["calls"], decision
+    assert tb.llm._formats == ["json_object", "none"]  # type: ignore[attr-defined]
+    assert answer.prompt_tokens > 0 and answer.route_id
+    assert answer_matches(answer.answer, ["2500"]), (answer.answer, answer.trace)
+
+
 def test_function_mode_calls_tools_through_the_server(
     function_server: str, server_toolbox: Callable[..., Toolbox]
 ) -> None:

@@ -48,9 +48,12 @@ class FakeServer:
         return httpx.Response(200, json=reply)
 
 
-def server_llm(fake: FakeServer, mode: str = "react", role: str = "tool") -> ServerLLM:
+def server_llm(
+    fake: FakeServer, mode: str = "react", role: str = "tool", response_format: str = "auto"
+) -> ServerLLM:
     settings = Settings(llm_provider="openai_like", api_base=BASE, llm_model="m",
-                        agent_mode=mode, tool_result_role=role)  # fmt: skip
+                        agent_mode=mode, tool_result_role=role,
+                        response_format=response_format)  # fmt: skip
     llm = make_llm(settings)
     assert isinstance(llm, ServerLLM)
     transport = httpx.MockTransport(fake)
@@ -62,7 +65,7 @@ def server_llm(fake: FakeServer, mode: str = "react", role: str = "tool") -> Ser
 def _kwargs(llm: ServerLLM) -> dict[str, Any]:
     keep = ("model", "api_base", "api_key", "is_chat_model", "is_function_calling_model",
             "temperature", "max_tokens", "additional_kwargs", "agent_mode",
-            "tool_result_role")  # fmt: skip
+            "tool_result_role", "response_format")  # fmt: skip
     return {k: getattr(llm, k) for k in keep}
 
 
@@ -152,3 +155,48 @@ def test_a_silent_reply_to_a_tool_request_is_asked_again_without_tools() -> None
     assert answer.answer == "It is 4." and answer.unreadable == 0
     assert "tools" in fake.bodies[1] and "tools" not in fake.bodies[2]
     assert fake.bodies[2]["messages"] == fake.bodies[1]["messages"]
+
+
+DECISION = {"action": "call_tools", "calls": [{"tool": "add", "arguments": {"a": 2, "b": 2}}]}
+
+
+def test_the_router_asks_for_its_schema_in_the_first_format_the_server_takes() -> None:
+    """A server that refuses ``json_schema`` (llama-cpp-python's answers 422) gets
+    ``json_object`` with the schema, then that format only: one refusal per server."""
+    from toolrag.routing.router import Router
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    fake = FakeServer(422, completion(json.dumps(DECISION)), completion(json.dumps(DECISION)))
+    router = Router(server_llm(fake, "router+react"))
+    tools = [FunctionTool.from_defaults(add)]
+    for _ in range(2):
+        result = router.route("What is 2 plus 2?", tools)
+        assert result.decision is not None and result.decision.calls[0].tool == "add"
+    formats = [b["response_format"] for b in fake.bodies]
+    assert [f["type"] for f in formats] == ["json_schema", "json_object", "json_object"]
+    schema = formats[1]["schema"]
+    assert set(schema["properties"]) >= {"action", "calls", "message"}
+    assert formats[0]["json_schema"]["name"] == "RouteDecision"
+    assert formats[0]["json_schema"]["schema"] == schema
+    assert result.prompt_tokens == 10  # the server's usage still reaches the route
+
+
+def test_a_server_that_takes_no_response_format_gets_a_plain_request() -> None:
+    fake = FakeServer(400, 422, completion('{"action": "answer_directly", "message": "4"}'))
+    llm = server_llm(fake)
+    reply = llm.complete_json("2+2?", {"type": "object"}, "Reply")
+    assert json.loads(reply.text)["message"] == "4"
+    assert ["response_format" in b for b in fake.bodies] == [True, True, False]
+
+
+def test_a_format_set_by_hand_that_the_server_refuses_is_one_line_naming_auto() -> None:
+    fake = FakeServer(422)
+    llm = server_llm(fake, response_format="json_schema")
+    with pytest.raises(LLMServerError) as info:
+        llm.complete_json("2+2?", {"type": "object"}, "Reply")
+    assert "refused response_format 'json_schema' (HTTP 422)" in str(info.value)
+    assert "TOOLRAG_RESPONSE_FORMAT=auto" in (info.value.hint or "")
+    assert len(fake.bodies) == 1

@@ -110,6 +110,7 @@ def make_llm(settings: Settings, scripted_turns: Sequence[Any] | None = None) ->
             additional_kwargs={} if function else {"stop": REACT_STOP},
             agent_mode=settings.agent_mode,
             tool_result_role=settings.tool_result_role,
+            response_format=settings.response_format,
         )
     if provider == "local":
         return _local_llm(

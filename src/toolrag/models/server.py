@@ -16,6 +16,12 @@ Three things differ from the in-process local model (see docs/llm-servers.md):
 - **Silent replies.** A reply to a request with ``tools`` that holds neither text nor a tool
   call (llama-cpp-python's ``chatml-function-calling`` whenever the model answers) is asked
   again without ``tools``.
+- **Structured output.** The router's decision is asked for with a ``response_format`` that
+  carries its JSON schema: ``json_schema`` (OpenAI, vLLM, llama.cpp's ``llama-server``), else
+  ``json_object`` with a ``schema`` (llama-cpp-python's server, which refuses the first), else a
+  plain reply that the router parses and repairs. ``auto`` tries them in that order once per
+  server and keeps the first it accepts; a format set by hand that the server refuses is a
+  one-line error naming ``auto``.
 - **Errors.** A server's error (an HTTP status, a validation dump, a refused connection) becomes
   one :class:`~toolrag.errors.LLMServerError` sentence that names the mode that works, never the
   provider's raw message or a traceback.
@@ -36,10 +42,11 @@ from llama_index.core.base.llms.types import (
     ChatResponse,
     ChatResponseAsyncGen,
     ChatResponseGen,
+    CompletionResponse,
     ToolCallBlock,
 )
 from llama_index.llms.openai_like import OpenAILike
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from toolrag.errors import LLMServerError
 
@@ -47,6 +54,29 @@ from toolrag.errors import LLMServerError
 REACT_STOP = ["\nObservation:"]
 
 ToolResultRole = Literal["tool", "user"]
+#: how a reply is held to a JSON schema (``auto``: the first of the others the server accepts)
+ResponseFormat = Literal["auto", "json_schema", "json_object", "none"]
+_FORMATS: tuple[ResponseFormat, ...] = ("json_schema", "json_object", "none")
+
+
+def response_format_body(kind: ResponseFormat, schema: dict[str, Any], name: str) -> Any:
+    """The request's ``response_format`` for ``kind`` (None: the request carries none)."""
+    if kind == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+    if kind == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return None
+
+
+def _refused(exc: BaseException) -> int | None:
+    """The HTTP status of a server that turned the request down as malformed (so a request
+    without what it refused may pass), else None."""
+    import openai
+
+    cause = exc.__cause__ if isinstance(exc, LLMServerError) else exc
+    if isinstance(cause, openai.APIStatusError) and cause.status_code in (400, 422, 500, 501):
+        return cause.status_code
+    return None
 
 
 def reshape_messages(messages: list[dict[str, Any]], tool_result_role: ToolResultRole) -> None:
@@ -189,6 +219,10 @@ class ServerLLM(OpenAILike):
     tool_result_role: ToolResultRole = Field(
         "tool", description="How tool results are sent back: 'tool' messages or 'user' ones."
     )
+    response_format: ResponseFormat = Field(
+        "auto", description="How a structured reply is asked for (see the module docstring)."
+    )
+    _formats: list[ResponseFormat] | None = PrivateAttr(None)
 
     def __init__(self, **kwargs: Any) -> None:
         """``transport`` and ``async_transport`` replace the network under the reshaping
@@ -209,6 +243,35 @@ class ServerLLM(OpenAILike):
     @classmethod
     def class_name(cls) -> str:
         return "toolrag_server_llm"
+
+    def complete_json(self, prompt: str, schema: dict[str, Any], name: str) -> CompletionResponse:
+        """A completion held to ``schema`` where the server can hold it: the formats of
+        ``response_format`` in turn, a refused one dropped for the rest of this LLM's life."""
+        if self.response_format != "auto":
+            body = response_format_body(self.response_format, schema, name)
+            try:
+                return self.complete(prompt, **({"response_format": body} if body else {}))
+            except LLMServerError as exc:
+                status = _refused(exc)
+                if status is None or body is None:
+                    raise
+                raise LLMServerError(
+                    f"The LLM server at {self.api_base} refused response_format "
+                    f"{self.response_format!r} (HTTP {status}).",
+                    hint="Set TOOLRAG_RESPONSE_FORMAT=auto: it uses the first format the server "
+                    "accepts, or none.",
+                ) from exc
+        if self._formats is None:
+            self._formats = list(_FORMATS)
+        while True:
+            kind = self._formats[0]
+            body = response_format_body(kind, schema, name)
+            try:
+                return self.complete(prompt, **({"response_format": body} if body else {}))
+            except LLMServerError as exc:
+                if body is None or _refused(exc) is None or len(self._formats) == 1:
+                    raise
+                self._formats.pop(0)  # this server does not take it: the next one
 
     def _error(self, exc: Exception, messages: Sequence[ChatMessage], kw: dict[str, Any]) -> Any:
         import openai

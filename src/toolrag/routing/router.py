@@ -2,8 +2,10 @@
 clarifying question.
 
 - Structured output: a JSON-schema grammar for llama.cpp (the reply cannot be anything but a
-  ``RouteDecision``), ``structured_predict`` (function calling / structured outputs) for
-  function-calling LLMs such as OpenAI's, and a parsed JSON reply for any other LLM.
+  ``RouteDecision``), the request's ``response_format`` with the same schema for an
+  OpenAI-compatible server (``ServerLLM.complete_json``: the first format the server accepts),
+  ``structured_predict`` (function calling / structured outputs) for function-calling LLMs
+  such as OpenAI's, and a parsed JSON reply for any other LLM.
 - Few-shot examples, 5-10 per question, from the :class:`ExampleStore`: ``dynamic`` picks
   among examples that use the offered tools, most by the shape of the request (its names and
   ids masked) and two by the whole question, ``static`` the same first
@@ -192,7 +194,11 @@ def _argument_errors(n: int, call: ToolCallSpec, tool: BaseTool) -> list[str]:
 
 def _counted(response: CompletionResponse, result: RouteResult | None) -> str:
     """The reply's text; its token usage (when the LLM reports it) added to ``result``."""
-    usage = response.raw.get("usage") if isinstance(response.raw, dict) else None
+    raw = response.raw
+    # llama.cpp in process answers a dict; an OpenAI-compatible client its response object
+    usage = raw.get("usage") if isinstance(raw, dict) else getattr(raw, "usage", None)
+    if hasattr(usage, "model_dump"):
+        usage = usage.model_dump()
     if result is not None and isinstance(usage, dict):
         result.prompt_tokens += int(usage.get("prompt_tokens") or 0)
         result.completion_tokens += int(usage.get("completion_tokens") or 0)
@@ -256,6 +262,10 @@ class Router:
     # --- the model -----------------------------------------------------------------------------
     def _ask(self, prompt: str, result: RouteResult | None = None) -> str:
         llm = self.llm
+        complete_json = getattr(llm, "complete_json", None)
+        if callable(complete_json):  # a chat-completions server: its response_format
+            schema = RouteDecision.model_json_schema()
+            return _counted(complete_json(prompt, schema, "RouteDecision"), result)
         if getattr(llm.metadata, "is_function_calling_model", False):
             try:
                 decision = llm.structured_predict(RouteDecision, PromptTemplate("{p}"), p=prompt)
