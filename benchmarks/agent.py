@@ -169,6 +169,8 @@ def record(
         "seconds": answer.seconds,
         "route_seconds": answer.route_seconds,
         "prompt_tokens": answer.prompt_tokens,
+        # prompt tokens the server read from its cache (None: it does not say)
+        "cached_prompt_tokens": answer.cached_prompt_tokens,
         "completion_tokens": answer.completion_tokens,
         "tools_offered": answer.tools_offered,
         "tools_called": called,
@@ -226,9 +228,23 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "seconds_p95": _p95([r.get("seconds", 0) for r in ok]),
         "prompt_tokens_mean": mean("prompt_tokens"),
         "prompt_tokens_median": median("prompt_tokens"),
+        **_cache_share(ok),
         # router+react: the seconds the router took to decide, before its calls ran
         "route_seconds_mean": mean("route_seconds"),
         "route_seconds_median": median("route_seconds"),
+    }
+
+
+def _cache_share(ok: list[dict[str, Any]]) -> dict[str, Any]:
+    """The share of prompt tokens the LLM server read from its prompt cache, over the
+    questions whose replies said (llama.cpp's server and OpenAI do; the in-process model and
+    llama-cpp-python's server do not, and get None)."""
+    said = [r for r in ok if r.get("cached_prompt_tokens") is not None]
+    prompt = sum(r.get("prompt_tokens", 0) for r in said)
+    cached = sum(r["cached_prompt_tokens"] for r in said)
+    return {
+        "cached_prompt_tokens_mean": round(cached / len(said), 1) if said else None,
+        "cache_hit_share": round(cached / prompt, 4) if said and prompt else None,
     }
 
 
@@ -390,6 +406,8 @@ def main() -> None:
         setups=args.setups if args.setups != ",".join(SETUPS) else "",
         sets=args.sets if args.sets != ",".join(SETS) else "",
         seed=args.seed if args.seed != 7 else 0,
+        # an OpenAI-compatible server (TOOLRAG_LLM_PROVIDER=openai_like) rather than in process
+        llm="server" if type(tb.llm).__name__ == "ServerLLM" else "",
     )
     write_result(name, report)
 
@@ -408,6 +426,7 @@ def main() -> None:
         "s (median)",
         "s (p95)",
         "prompt tok/question",
+        "cache hit",
         title=f"agent benchmark: {len(chosen)} questions, {len(tb.tools())} tools",
     )
     for qset, per_setup in [*by_set.items(), ("all", results)]:
@@ -424,6 +443,7 @@ def main() -> None:
                 f"{r['seconds_median']:.1f}",
                 f"{r['seconds_p95']:.1f}",
                 f"{r['prompt_tokens_mean']:.0f}",
+                pct(r.get("cache_hit_share")),
             )
     Console().print(table)
     if verdict:

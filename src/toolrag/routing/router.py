@@ -194,11 +194,11 @@ def _argument_errors(n: int, call: ToolCallSpec, tool: BaseTool) -> list[str]:
 
 def _counted(response: CompletionResponse, result: RouteResult | None) -> str:
     """The reply's text; its token usage (when the LLM reports it) added to ``result``."""
-    raw = response.raw
-    # llama.cpp in process answers a dict; an OpenAI-compatible client its response object
-    usage = raw.get("usage") if isinstance(raw, dict) else getattr(raw, "usage", None)
-    if hasattr(usage, "model_dump"):
-        usage = usage.model_dump()
+    raw: Any = response.raw
+    dump = getattr(raw, "model_dump", None)
+    if not isinstance(raw, dict) and callable(dump):
+        raw = dump()  # an OpenAI-compatible client's response object
+    usage = raw.get("usage") if isinstance(raw, dict) else None
     if result is not None and isinstance(usage, dict):
         result.prompt_tokens += int(usage.get("prompt_tokens") or 0)
         result.completion_tokens += int(usage.get("completion_tokens") or 0)
