@@ -25,6 +25,9 @@ if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
 fi
+# llama.cpp's own OpenAI-compatible server for the server-path tests, built once from the
+# llama.cpp sources llama-cpp-python vendors (about 10 min the first time, then cached).
+bash scripts/llama_server.sh >/dev/null
 .venv/bin/ruff check src tests benchmarks scripts
 .venv/bin/ruff format --check src tests benchmarks scripts
 .venv/bin/mypy

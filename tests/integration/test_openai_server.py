@@ -1,5 +1,6 @@
-"""The ``openai_like`` path against a real OpenAI-compatible server: llama-cpp-python's own
-``python -m llama_cpp.server`` (tests/llmserver.py) on 127.0.0.1, serving the sample GGUF.
+"""The ``openai_like`` path against real OpenAI-compatible servers on 127.0.0.1 serving the
+sample GGUF (tests/llmserver.py): llama-cpp-python's own ``python -m llama_cpp.server``, and
+llama.cpp's ``llama-server`` (native tool calls, a prompt cache it reports).
 
 Two servers, started on first use, as docs/llm-servers.md says to run them: ``--chat_format
 chatml`` for the ReAct modes, and ``chatml-function-calling`` (which accepts ``tools``) for
@@ -23,7 +24,7 @@ from toolrag.errors import ModelMissingError
 from toolrag.models.local import require_model
 
 from ..conftest import DATA
-from ..llmserver import MODEL_ALIAS, llama_cpp_server
+from ..llmserver import MODEL_ALIAS, llama_cpp_server, llama_server
 
 pytestmark = pytest.mark.local_llm
 
@@ -49,6 +50,15 @@ def react_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def function_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("llmserver") / "chatml-function-calling.log"
     with llama_cpp_server(_model(), chat_format="chatml-function-calling", log=log) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def native_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama.cpp's own llama-server (scripts/llama_server.sh builds it): the model's template
+    with native tool calls, and a prompt cache that it reports."""
+    log = tmp_path_factory.mktemp("llmserver") / "llama-server.log"
+    with llama_server(_model(), log=log) as url:
         yield url
 
 
@@ -154,3 +164,54 @@ def test_batch_runs_concurrent_requests_against_the_server(
     assert all(r.get("answer") for r in records), records
     # both answered through the one server; the 1.5B model is not held to both being right
     assert summary.accuracy is not None and summary.accuracy >= 0.5, records
+
+
+def test_llama_server_reuses_the_fixed_prompt_prefix_across_questions(
+    native_server: str, server_toolbox: Callable[..., Toolbox]
+) -> None:
+    """The ReAct prompt puts what repeats first, so a new question's first call reads that
+    prefix from llama-server's cache: the reply says how many tokens it reused."""
+    tb = server_toolbox(native_server)
+    first = tb.ask(LD)
+    assert answer_matches(first.answer, ["2500"]), (first.answer, first.trace)
+    assert first.cached_prompt_tokens is not None  # the server says, and the answer keeps it
+
+    async def events() -> list:
+        return [e async for e in tb.astream(DISPUTED)]
+
+    got = asyncio.run(events())
+    steps = [e for e in got if e.kind == "model_step"]
+    opening = steps[0].data
+    # the fixed part (rules, format) is a few hundred tokens; the retrieved tools differ
+    assert opening["cached_prompt_tokens"] >= 200, opening
+    assert opening["cached_prompt_tokens"] < opening["prompt_tokens"], opening
+    answer = got[-1].data["answer"]
+    assert answer.cached_prompt_tokens >= opening["cached_prompt_tokens"]
+
+
+def test_llama_server_takes_the_router_schema_as_json_schema(
+    native_server: str, server_toolbox: Callable[..., Toolbox]
+) -> None:
+    tb = server_toolbox(native_server, "router+react")
+
+    async def events() -> list:
+        return [e async for e in tb.astream(LD)]
+
+    got = asyncio.run(events())
+    route = next(e for e in got if e.kind == "route")
+    assert route.success and not route.data["repaired"], route
+    assert tb.llm._formats[0] == "json_schema"  # type: ignore[attr-defined]
+    answer = got[-1].data["answer"]
+    assert answer_matches(answer.answer, ["2500"]), (answer.answer, answer.trace)
+
+
+def test_function_mode_calls_tools_natively_on_llama_server(
+    native_server: str, server_toolbox: Callable[..., Toolbox]
+) -> None:
+    """--jinja: the model's own template renders the tools and parses its tool calls, and
+    tool results go back as ``tool`` messages (the default)."""
+    tb = server_toolbox(native_server, "function")
+    answer = tb.ask(DISPUTED)
+    assert "run_sql" in answer.tools_called, answer.trace
+    assert any(s.success for s in answer.trace if s.tool == "run_sql"), answer.trace
+    assert answer_matches(answer.answer, ["220765"]), (answer.answer, answer.trace)
