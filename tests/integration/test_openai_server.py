@@ -203,15 +203,3 @@ def test_llama_server_takes_the_router_schema_as_json_schema(
     assert tb.llm._formats[0] == "json_schema"  # type: ignore[attr-defined]
     answer = got[-1].data["answer"]
     assert answer_matches(answer.answer, ["2500"]), (answer.answer, answer.trace)
-
-
-def test_function_mode_calls_tools_natively_on_llama_server(
-    native_server: str, server_toolbox: Callable[..., Toolbox]
-) -> None:
-    """--jinja: the model's own template renders the tools and parses its tool calls, and
-    tool results go back as ``tool`` messages (the default)."""
-    tb = server_toolbox(native_server, "function")
-    answer = tb.ask(DISPUTED)
-    assert "run_sql" in answer.tools_called, answer.trace
-    assert any(s.success for s in answer.trace if s.tool == "run_sql"), answer.trace
-    assert answer_matches(answer.answer, ["220765"]), (answer.answer, answer.trace)

@@ -200,3 +200,42 @@ def test_a_format_set_by_hand_that_the_server_refuses_is_one_line_naming_auto() 
     assert "refused response_format 'json_schema' (HTTP 422)" in str(info.value)
     assert "TOOLRAG_RESPONSE_FORMAT=auto" in (info.value.hint or "")
     assert len(fake.bodies) == 1
+
+
+def test_a_call_written_as_fenced_json_text_is_read_as_the_call() -> None:
+    """Qwen2.5-Coder under llama-server's native template writes its call in a ```json fence:
+    the FunctionAgent gets it as a tool call, and the next request carries it as one."""
+    text = '```json\n{"name": "add", "arguments": {"a": 2, "b": 2}}\n```\n\n'
+    fake = FakeServer(completion(text), completion("2 + 2 is 4."))
+    agent = build_agent([FunctionTool.from_defaults(add)], server_llm(fake, "function"),
+                        kind="function")  # fmt: skip
+    answer = asyncio.run(run_agent(agent, "What is 2 + 2?", max_repairs=0))
+    assert answer.tools_called == ["add"] and answer.answer == "2 + 2 is 4."
+    second = fake.bodies[1]["messages"]
+    assistant = next(m for m in second if m.get("tool_calls"))
+    assert assistant["tool_calls"][0]["function"]["name"] == "add"
+    call_id = assistant["tool_calls"][0]["id"]
+    assert {"role": "tool", "content": "4", "tool_call_id": call_id} in second
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The answer is 4.",
+        '{"name": "subtract", "arguments": {"a": 2}}',  # not an offered tool
+        '{"name": "add", "arguments": "not json"}',
+        'Here you go: {"name": "add", "arguments": {"a": 2, "b": 2}}',  # text around it
+        '[{"name": "add", "arguments": {}}, {"result": 4}]',  # one item is no call
+    ],
+)
+def test_text_that_is_not_only_calls_stays_the_answer(text: str) -> None:
+    from toolrag.models.server import calls_in_text
+
+    assert calls_in_text(text, {"add"}) == []
+
+
+def test_a_list_of_calls_in_text_is_read_in_order() -> None:
+    from toolrag.models.server import calls_in_text
+
+    text = '[{"name": "add", "arguments": {"a": 1}}, {"name": "add", "parameters": "{\\"b\\": 2}"}]'
+    assert calls_in_text(text, {"add"}) == [("add", {"a": 1}), ("add", {"b": 2})]

@@ -22,6 +22,12 @@ Three things differ from the in-process local model (see docs/llm-servers.md):
   plain reply that the router parses and repairs. ``auto`` tries them in that order once per
   server and keeps the first it accepts; a format set by hand that the server refuses is a
   one-line error naming ``auto``.
+- **Calls written as text.** A small model behind a server's native tool template may write
+  its call as a JSON object in the reply's text (Qwen2.5-Coder under llama-server's ``--jinja``
+  writes a fenced ``{"name": "run_sql", "arguments": {...}}``) rather than in the template's
+  call tags, so the server returns no ``tool_calls``. A reply that is nothing but such an
+  object (or a list of them), naming an offered tool with an arguments object, is read as
+  those calls. Any other text stays the answer.
 - **Errors.** A server's error (an HTTP status, a validation dump, a refused connection) becomes
   one :class:`~toolrag.errors.LLMServerError` sentence that names the mode that works, never the
   provider's raw message or a traceback.
@@ -206,6 +212,67 @@ def _silent(response: ChatResponse, kwargs: dict[str, Any]) -> bool:
     return not calls and not (message.content or "").strip()
 
 
+def _unfenced(text: str) -> str:
+    """``text`` without a Markdown code fence around it (```json ... ```)."""
+    if text.startswith("```") and text.endswith("```") and "\n" in text:
+        return text[text.index("\n") + 1 : -3]
+    return text
+
+
+def calls_in_text(text: str, offered: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The tool calls a reply's text holds when the text is nothing but a JSON object (or a list
+    of them, optionally in a code fence) each naming an offered tool (``name``) with an object
+    of ``arguments`` (or ``parameters``); else none."""
+    text = text.strip()
+    if len(text) > 20_000 or not text:
+        return []
+    try:
+        value = json.loads(_unfenced(text))
+    except ValueError:
+        return []
+    items = value if isinstance(value, list) else [value]
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for item in items:
+        if not isinstance(item, dict) or item.get("name") not in offered:
+            return []
+        arguments = item.get("arguments", item.get("parameters", {}))
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                return []
+        if not isinstance(arguments, dict):
+            return []
+        calls.append((str(item["name"]), arguments))
+    return calls
+
+
+def _offered(kwargs: dict[str, Any]) -> set[str]:
+    names = set()
+    for tool in kwargs.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name"):
+            names.add(str(function["name"]))
+    return names
+
+
+def _read_text_calls(response: ChatResponse, kwargs: dict[str, Any]) -> ChatResponse:
+    """``response`` with the calls its text holds (:func:`calls_in_text`) as tool-call blocks,
+    when tools were offered and the server returned no call."""
+    message = response.message
+    if not kwargs.get("tools") or message.additional_kwargs.get("tool_calls"):
+        return response
+    if any(isinstance(b, ToolCallBlock) for b in message.blocks):
+        return response
+    calls = calls_in_text(message.content or "", _offered(kwargs))
+    if calls:
+        message.blocks = [
+            ToolCallBlock(tool_call_id=f"call_text_{n}", tool_name=name, tool_kwargs=arguments)
+            for n, (name, arguments) in enumerate(calls)
+        ]
+    return response
+
+
 def _without_tools(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k not in ("tools", "tool_choice",
                                                           "parallel_tool_calls")}  # fmt: skip
@@ -287,7 +354,7 @@ class ServerLLM(OpenAILike):
 
     def _chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         try:
-            response = super()._chat(messages, **kwargs)
+            response = _read_text_calls(super()._chat(messages, **kwargs), kwargs)
             if _silent(response, kwargs):
                 response = super()._chat(messages, **_without_tools(kwargs))
             return response
@@ -296,7 +363,7 @@ class ServerLLM(OpenAILike):
 
     async def _achat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         try:
-            response = await super()._achat(messages, **kwargs)
+            response = _read_text_calls(await super()._achat(messages, **kwargs), kwargs)
             if _silent(response, kwargs):
                 response = await super()._achat(messages, **_without_tools(kwargs))
             return response
