@@ -338,7 +338,8 @@ class ServerLLM(OpenAILike):
             except LLMServerError as exc:
                 if body is None or _refused(exc) is None or len(self._formats) == 1:
                     raise
-                self._formats.pop(0)  # this server does not take it: the next one
+                if self._formats[0] == kind:  # another thread may have dropped it already
+                    self._formats.pop(0)  # this server does not take it: the next one
 
     def _error(self, exc: Exception, messages: Sequence[ChatMessage], kw: dict[str, Any]) -> Any:
         import openai
