@@ -314,30 +314,25 @@ class ServerLLM(OpenAILike):
     def complete_json(self, prompt: str, schema: dict[str, Any], name: str) -> CompletionResponse:
         """A completion held to ``schema`` where the server can hold it: the formats of
         ``response_format`` in turn, a refused one dropped for the rest of this LLM's life."""
-        if self.response_format != "auto":
-            body = response_format_body(self.response_format, schema, name)
-            try:
-                return self.complete(prompt, **({"response_format": body} if body else {}))
-            except LLMServerError as exc:
-                status = _refused(exc)
-                if status is None or body is None:
-                    raise
-                raise LLMServerError(
-                    f"The LLM server at {self.api_base} refused response_format "
-                    f"{self.response_format!r} (HTTP {status}).",
-                    hint="Set TOOLRAG_RESPONSE_FORMAT=auto: it uses the first format the server "
-                    "accepts, or none.",
-                ) from exc
         if self._formats is None:
-            self._formats = list(_FORMATS)
+            auto = self.response_format == "auto"
+            self._formats = list(_FORMATS) if auto else [self.response_format]
         while True:
             kind = self._formats[0]
             body = response_format_body(kind, schema, name)
             try:
                 return self.complete(prompt, **({"response_format": body} if body else {}))
             except LLMServerError as exc:
-                if body is None or _refused(exc) is None or len(self._formats) == 1:
+                status = _refused(exc)
+                if body is None or status is None:
                     raise
+                if len(self._formats) == 1:  # set by hand (auto ends with "none", no body)
+                    raise LLMServerError(
+                        f"The LLM server at {self.api_base} refused response_format "
+                        f"{kind!r} (HTTP {status}).",
+                        hint="Set TOOLRAG_RESPONSE_FORMAT=auto: it uses the first format the "
+                        "server accepts, or none.",
+                    ) from exc
                 if self._formats[0] == kind:  # another thread may have dropped it already
                     self._formats.pop(0)  # this server does not take it: the next one
 
