@@ -258,3 +258,41 @@ def test_a_schedule_saved_by_a_spreadsheet_with_a_bom_loads(tmp_path: Path) -> N
     )
     (record,) = ScheduleLoader(tmp_path).load(path)
     assert record.doc_id == "X-1-M01" and record.project == "X-1"
+
+
+def test_two_writers_of_one_content_table_take_turns(corpus: Path, tmp_path: Path) -> None:
+    """Two `toolrag index` runs at once on a folder without the table (here threads, each with
+    its own index object and lock handle): without the write lock the second one to create the
+    table failed with "Table 'documents' already exists". With it, one indexes every file, the
+    other finds them unchanged, and each chunk is in the table once."""
+    import threading
+    import time
+
+    from llama_index.core.embeddings import MockEmbedding
+
+    class SlowEmbedding(MockEmbedding):
+        def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+            time.sleep(0.3)  # long enough for the other writer to arrive mid-sync
+            return super()._get_text_embeddings(texts)
+
+    reports = []
+    errors: list[BaseException] = []
+
+    def sync() -> None:
+        index = ContentIndex(tmp_path / "ix", "documents", SlowEmbedding(embed_dim=8), fusion="rrf")
+        try:
+            reports.append(index.sync(DocumentLoader(corpus)))
+        except BaseException as exc:  # the failure is what the test checks
+            errors.append(exc)
+
+    writers = [threading.Thread(target=sync) for _ in range(2)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join()
+    assert not errors
+    assert sorted(len(r.added) for r in reports) == [0, 3]
+    assert sorted(r.unchanged for r in reports) == [0, 3]
+    index = ContentIndex(tmp_path / "ix", "documents", MockEmbedding(embed_dim=8), fusion="rrf")
+    ids = _ids(index)
+    assert len(ids) == len(set(ids)) == reports[0].rows_total

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 from toolrag.content.fusion import FusionMode, FusionWeights, calibrate
 from toolrag.content.loaders.base import Loader, Record, file_sha256
 from toolrag.errors import IndexMissingError, IngestError, ToolragError
+from toolrag.locks import writer_lock
 from toolrag.rank_fusion import reciprocal_rank_fusion
 from toolrag.types import ContentType
 
@@ -236,7 +237,16 @@ class ContentIndex:
 
         ``build_rows`` reads, chunks and embeds the changed files (default: here, one file
         after another; :func:`toolrag.content.ray_sync.ray_build_rows` does it on a Ray
-        cluster); the rows are written here either way, so both give the same table."""
+        cluster); the rows are written here either way, so both give the same table. One
+        process writes a table at a time (:func:`toolrag.locks.writer_lock`): a second run
+        waits, then finds the first one's rows and skips the files it indexed."""
+        with writer_lock(self.index_dir, self.table_name):
+            self._table = None  # another process may have created or changed it meanwhile
+            return self._sync(loader, progress, build_rows)
+
+    def _sync(
+        self, loader: Loader, progress: ProgressFn | None, build_rows: BuildRows | None
+    ) -> SyncReport:
         report = SyncReport(content_type=self.content_type)
         files = loader.files()
         known = self._manifest()

@@ -47,14 +47,13 @@ from typing import Any, Literal
 import lancedb
 import numpy as np
 import pyarrow as pa
-from filelock import FileLock, Timeout
 from lancedb.index import FTS
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import BaseModel, Field
 
 from toolrag.cards.card import ToolCard
 from toolrag.cards.names import NameFinder
-from toolrag.errors import ToolragError
+from toolrag.locks import writer_lock
 from toolrag.models.ray_pool import EmbedBatches
 from toolrag.rank_fusion import reciprocal_rank_fusion
 from toolrag.retrieval.adapter import QueryAdapter, adapter_key, fit_query_adapter
@@ -91,8 +90,6 @@ HUB_FORMAT = "hubness-1"
 CANDIDATES = 50
 # How deep ``best`` follows prerequisites (a tool's requirement's own requirements ...).
 REQUIREMENT_DEPTH = 3
-#: how long a sync waits for another process writing the same table
-WRITER_LOCK_TIMEOUT_S = 3600.0
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="toolindex-bm25")
 
 
@@ -167,29 +164,6 @@ def _unit_rows(table: pa.Table) -> np.ndarray:
     flat = table.column("vector").combine_chunks().flatten().to_numpy()
     matrix = flat.reshape(table.num_rows, -1).astype(np.float32)
     return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-
-
-@contextlib.contextmanager
-def _writer_lock(index_dir: Path, table: str) -> Iterator[None]:
-    """One writer at a time for ``table`` in ``index_dir``, across processes (a lock file
-    beside the table); a folder that cannot be written is only read, and needs none."""
-    lock = FileLock(str(index_dir / f".{table}.lock"), timeout=WRITER_LOCK_TIMEOUT_S)
-    try:
-        index_dir.mkdir(parents=True, exist_ok=True)
-        lock.acquire()
-    except Timeout as exc:
-        raise ToolragError(
-            f"Another process has been writing the {table!r} index in {index_dir} for over "
-            f"{WRITER_LOCK_TIMEOUT_S:.0f} s.",
-            hint=f"Wait for it to finish, or remove {exc.lock_file} if no process holds it.",
-        ) from exc
-    except OSError:  # a read-only folder (shared storage mounted read-only)
-        pass
-    try:
-        yield
-    finally:
-        if lock.is_locked:
-            lock.release()
 
 
 def _delete_ids(table: Any, ids: Sequence[str]) -> None:
@@ -306,7 +280,7 @@ class ToolIndex:
 
         Processes that sync one index folder at once (a batch's Ray actors starting together)
         take turns: the second finds the first one's rows and embeds nothing."""
-        with _writer_lock(self.index_dir, self.table_name):
+        with writer_lock(self.index_dir, self.table_name):
             self._table = self._requests = None  # read what another process may have written
             return self._sync(cards, batch_size)
 
