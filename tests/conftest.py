@@ -14,10 +14,14 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# No test starts the background writer of example requests (it would load the local model in a
+# process of its own and outlive the test): the tests of that writer turn it on themselves.
+os.environ["TOOLRAG_WRITE_REQUESTS"] = "off"
 
 from toolrag import ScriptedLLM, Settings, Toolbox
 from toolrag.sample.field_api import running_server
 
+NO_WRITER = {"TOOLRAG_WRITE_REQUESTS": "off"}
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 
@@ -29,6 +33,8 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if var.startswith("TOOLRAG_") or var in ("OPENAI_API_KEY", "OPENAI_API_BASE"):
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("TOOLRAG_CONFIG", str(tmp_path / "no-such-toolrag.toml"))
+    for var, value in NO_WRITER.items():
+        monkeypatch.setenv(var, value)
 
 
 @pytest.fixture(scope="session")

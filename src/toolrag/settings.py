@@ -185,6 +185,13 @@ class Settings(BaseSettings):
         "English (Chinese, Korean, Thai, or Vietnamese, Spanish ... by the language identifier); "
         "cached per question.",
     )
+    write_requests: Literal["background", "index", "off"] = Field(
+        "background",
+        description="Example requests the LLM writes for each tool card that has none, which "
+        "the tool index embeds beside the card (docs/tool-rag.md). background: `toolrag index` "
+        "starts a separate low-priority process that writes them, and questions use them once "
+        "it finishes. index: written before indexing returns. off: only `toolrag tools synth`.",
+    )
     chunk_size: int = Field(200, ge=64, description="Document chunk size in tokens.")
     chunk_overlap: int = Field(30, ge=0)
     max_iterations: int = Field(6, ge=1, le=50, description="Agent steps before a graceful stop.")

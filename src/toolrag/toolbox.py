@@ -29,6 +29,7 @@ from toolrag.agent.loop import Answer, build_agent, run_agent
 from toolrag.agent.routed import ask_routed
 from toolrag.batch.questions import Question, load_questions
 from toolrag.batch.run import BatchSummary, load_batch_questions, run_batch
+from toolrag.cards import background
 from toolrag.cards.card import ToolCard, apply_overlays, cards_from_tools, load_yaml_cards
 from toolrag.cards.synthetic import SyntheticQueries
 from toolrag.content.collection_index import CollectionIndex
@@ -46,7 +47,7 @@ from toolrag.guard.function_tools import RunState, guarded_tools, unknown_tool
 from toolrag.guard.grounding.filters import FilterValues, Vocabulary
 from toolrag.guard.policy import Approver, approve_all
 from toolrag.models.embeddings import make_embedding
-from toolrag.models.llms import make_llm
+from toolrag.models.llms import make_llm, resolve_provider
 from toolrag.retrieval.agent_retriever import make_tool_retriever
 from toolrag.retrieval.gate import GateChoice, choose_gate
 from toolrag.retrieval.index import ToolIndex
@@ -67,6 +68,13 @@ from toolrag.types import ContentType
 T = TypeVar("T")
 CONTENT_TYPES: tuple[ContentType, ...] = ("documents", "blueprints", "schedules")
 MAX_QUESTION_CHARS = MAX_QUERY_CHARS  # every text pattern downstream reads at most this
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -125,6 +133,8 @@ class Toolbox:
         self._llm = llm
         self._embed = embed
         self.database_status: str | None = None
+        self.requests_status: str | None = None
+        self._requests_seen: float | None = None
         self._sessions: dict[str, ChatSession] = {}
 
     # --- parts (built lazily: `toolrag config show` must not load models) -----------------------
@@ -237,7 +247,46 @@ class Toolbox:
             self.__dict__.pop(cached, None)
         if "guard" in self.__dict__:  # new projects or disciplines a question can name
             self.guard.vocabulary = self.filter_vocabulary()
+        if content_types is None:
+            self.requests_status = self.write_requests()
         return reports
+
+    def missing_requests(self) -> list[ToolCard]:
+        """The tool cards with no example requests: none declared in their YAML overlay and
+        none written into the cache (``toolrag tools synth`` or the background writer)."""
+        cards = self.cards()
+        if self.settings.synthetic_db.is_file():
+            cards = SyntheticQueries(self.settings.synthetic_db).augment(cards)
+        return [c for c in cards if not c.synthetic]
+
+    def write_requests(self) -> str | None:
+        """Have the LLM write example requests for the cards that have none, as the
+        ``write_requests`` setting says (``background``: a separate low-priority process,
+        :mod:`toolrag.cards.background`; ``index``: now). What it did, in a sentence, or None
+        when there was nothing to do. The scripted LLM writes none, and an LLM object given to
+        the constructor is not handed to another process (``background`` leaves it to
+        ``toolrag tools synth``)."""
+        mode = self.settings.write_requests
+        if mode == "off" or resolve_provider(self.settings) == "scripted":
+            return None
+        missing = self.missing_requests()
+        if not missing:
+            return None
+        if mode == "index":
+            written = background.write(self.settings, missing, self.llm)
+            for cached in ("tool_index", "gate"):
+                self.__dict__.pop(cached, None)
+            return f"wrote example requests for {written} of {len(missing)} tool(s)"
+        if self._llm is not None:
+            return None
+        pid = background.start(self.settings, missing)
+        if pid is None:
+            return "example requests are being written by another process"
+        return (
+            f"writing example requests for {len(missing)} tool(s) in the background "
+            f"(pid {pid}, log {background.log_file(self.settings)}); questions use them once "
+            "it finishes"
+        )
 
     def build_database(self) -> str | None:
         """Build the sample SQLite database from ``data_dir/db/seed.sql`` when no
@@ -415,6 +464,7 @@ class Toolbox:
         """The persistent ToolIndex over the toolbox's tool cards (re-embeds changed cards),
         with the requests `toolrag tools synth` wrote for them, when there are any."""
         index = ToolIndex(self.settings.index_dir, self.embed, table="tools")
+        self._requests_seen = _mtime(background.done_marker(self.settings))
         cards = self.cards()
         if self.settings.synthetic_db.is_file():
             cards = SyntheticQueries(self.settings.synthetic_db).augment(cards)
@@ -500,6 +550,15 @@ class Toolbox:
         return choose_gate(self.tool_index, keep=keep, k=self.settings.tool_top_k)
 
     # --- asking ---------------------------------------------------------------------------------
+    def _pick_up_requests(self) -> None:
+        """When a background writer finished since the tool index was built, build it again
+        (only the new requests are embedded) and choose the gate again from them."""
+        if "tool_index" not in self.__dict__:
+            return
+        if _mtime(background.done_marker(self.settings)) != self._requests_seen:
+            for cached in ("tool_index", "gate"):
+                self.__dict__.pop(cached, None)
+
     def _check_question(self, question: str) -> str:
         question = (question or "").strip()
         if not question:
@@ -510,6 +569,7 @@ class Toolbox:
                 hint="Shorten it to the essential request.",
             )
         self.require_indexes()
+        self._pick_up_requests()
         if not self.tools():
             raise InputError(
                 "The toolbox has no tools: no content types, database or REST API.",

@@ -22,7 +22,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         for k, v in os.environ.items()
         if not k.startswith("TOOLRAG_") and k != "OPENAI_API_KEY"
     }
-    full_env.update(env or {})
+    full_env.update({"TOOLRAG_WRITE_REQUESTS": "off", **(env or {})})
     return subprocess.run(
         [sys.executable, "-m", "toolrag.cli", *args],
         capture_output=True,

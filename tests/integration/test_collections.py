@@ -219,6 +219,7 @@ def _cli(folder: Path, *args: str, env: dict[str, str] | None = None) -> str:
     import sys
 
     clean = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRAG_")}
+    clean["TOOLRAG_WRITE_REQUESTS"] = "off"  # no background writer outliving the test
     proc = subprocess.run(
         [sys.executable, "-m", "toolrag.cli", *args],
         cwd=folder,

@@ -90,6 +90,7 @@ def pool_env(
         (specs / "rest.yaml").write_text(yaml.safe_dump(rest))
         env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRAG_")} | {
             "TOOLRAG_CONTENT_TYPES": "[]",
+            "TOOLRAG_WRITE_REQUESTS": "off",
             "TOOLRAG_DATABASE_URL": f"sqlite:///{construction_sqlite}",
             "TOOLRAG_FIELD_API_URL": url,
             "TOOLRAG_INDEX_DIR": str(tmp / "indexes"),

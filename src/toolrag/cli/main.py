@@ -146,12 +146,20 @@ def index(
         str | None, typer.Option(help="With --engine ray: the cluster to join (default: local).")
     ] = None,
     actors: Annotated[int, typer.Option(help="With --engine ray: reading actors.")] = 2,
+    requests: Annotated[
+        str | None,
+        typer.Option(
+            help="Example requests for the tools that have none: background (default), index "
+            "(write them now) or off. Sets write_requests for this run."
+        ),
+    ] = None,
 ) -> None:
-    """Build or update the content indexes and collections, incrementally."""
+    """Build or update the content indexes and collections, incrementally, and have the LLM
+    write example requests for the tools that have none (in the background by default)."""
     from toolrag.cli.approval import cli_toolbox
 
     try:
-        toolbox = cli_toolbox(_settings(data_dir, index_dir))
+        toolbox = cli_toolbox(_settings(data_dir, index_dir, write_requests=requests))
         tasks: dict[str, Any] = {}
         with _progress() as progress:
 
@@ -182,6 +190,8 @@ def index(
     out.print(table)
     if toolbox.database_status:
         out.print(f"SQL database {toolbox.settings.sample_db_path}: {toolbox.database_status}")
+    if toolbox.requests_status:
+        out.print(toolbox.requests_status, highlight=False, soft_wrap=True)
     for line in failed:
         err.print(f"[red]error:[/red] {line}", highlight=False, soft_wrap=True)
     if failed:
@@ -376,7 +386,11 @@ def demo(
     try:
         toolbox = cli_toolbox(_settings(data_dir, index_dir))
         err.print("[bold]1/2 indexing[/bold]")
-        index(data_dir=toolbox.settings.data_dir, index_dir=toolbox.settings.index_dir)
+        # no background writer here: it would share the two cores with the questions and
+        # change the tool index between them (the sample ships reviewed requests instead)
+        index(
+            data_dir=toolbox.settings.data_dir, index_dir=toolbox.settings.index_dir, requests="off"
+        )
         stack = contextlib.ExitStack()
         stack.enter_context(_field_api(toolbox.settings.data_dir))
         names = {t.metadata.get_name() for t in toolbox.tools()}
