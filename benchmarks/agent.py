@@ -292,7 +292,14 @@ def main() -> None:
 
     console = Console(stderr=True)
     state = Path(tempfile.mkdtemp(prefix="toolrag-agent-bench-"))
-    settings = Settings(data_dir=ROOT / "data", state_dir=state, context_window=args.context)
+    # no background writer of example requests: it would share the cores with the questions
+    # and change the tool index between them (the sample ships reviewed requests)
+    settings = Settings(
+        data_dir=ROOT / "data",
+        state_dir=state,
+        context_window=args.context,
+        write_requests="off",
+    )
     sample = Toolbox(settings)
     if not sample.indexed():
         console.print("indexing the sample data first")

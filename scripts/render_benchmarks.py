@@ -213,6 +213,32 @@ def _doc_retrieval_rows(fig: dict[str, Any]) -> Rows:
     return rows
 
 
+def _retrieval_all_rows(fig: dict[str, Any]) -> Rows:
+    """One row per set: toolrag's default against plain LlamaIndex, and the issue's margins."""
+    rows: Rows = []
+    for name, t in (fig.get("tool_sets") or {}).items():
+        by = _by_strategy(t["strategies"])
+        gain = t["margins"]["best_minus_objectindex_r5"]
+        rows.append((
+            f"tools, {name}{' (held)' if t.get('held') else ''}: {t['n_tools']:,} tools, "
+            f"{t['n_queries']:,} queries, R@5",
+            f"best {by['best']['recall@5']:.3f}, ObjectIndex "
+            f"{by['objectindex-default']['recall@5']:.3f} ({gain:+.3f}), "
+            f"dense {by['dense']['recall@5']:.3f}, BM25 {by['bm25']['recall@5']:.3f}",
+        ))  # fmt: skip
+    for name, c in (fig.get("doc_sets") or {}).items():
+        s = c["strategies"]
+        vsi = s["vectorstoreindex-default"]["recall@10"]
+        rows.append((
+            f"documents, {name}{' (held)' if c.get('held') else ''}: {c['n_docs']:,} docs, "
+            f"{c['n_queries']:,} queries, R@10",
+            f"default (hybrid-auto) {s['hybrid-auto']['recall@10']:.3f}, VectorStoreIndex "
+            f"{vsi:.3f}, dense {s['dense']['recall@10']:.3f}, "
+            f"BM25 {s['bm25']['recall@10']:.3f}",
+        ))  # fmt: skip
+    return rows
+
+
 def _ingest_rows(fig: dict[str, Any]) -> Rows:
     rows: Rows = []
     for fmt, r in fig["results"].items():
@@ -326,6 +352,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
     "ingest": _ingest_rows,
     "batch_scale": _batch_scale_rows,
     "doc_retrieval": _doc_retrieval_rows,
+    "retrieval_all": _retrieval_all_rows,
     "tool_overhead": _overhead_rows,
 }
 
