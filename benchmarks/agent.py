@@ -343,7 +343,10 @@ def main() -> None:
         )
         for setup in setups:
             if any((setup, q.id) not in done for q in chosen):  # untimed: see WARMUP
-                asyncio.run(runner.answer(setup, WARMUP))
+                try:
+                    asyncio.run(runner.answer(setup, WARMUP))
+                except Exception as exc:  # the questions record it (all tools past the context)
+                    console.print(f"[{setup}] warm-up failed: {exc}"[:300], highlight=False)
             for n, q in enumerate(chosen, start=1):
                 key = (setup, q.id)
                 if key not in done:

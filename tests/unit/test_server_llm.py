@@ -239,3 +239,52 @@ def test_a_list_of_calls_in_text_is_read_in_order() -> None:
 
     text = '[{"name": "add", "arguments": {"a": 1}}, {"name": "add", "parameters": "{\\"b\\": 2}"}]'
     assert calls_in_text(text, {"add"}) == [("add", {"a": 1}), ("add", {"b": 2})]
+
+
+# what servers reply when the prompt is longer than the model's context
+OVERFLOWS = {
+    "llama-server": (
+        400,
+        {"error": {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 78928,
+                   "n_ctx": 16384, "message": "request (78928 tokens) exceeds the available "
+                   "context size (16384 tokens), try increasing it"}},
+        "(78,928 tokens; it holds 16,384)",
+    ),
+    "openai": (
+        400,
+        {"error": {"code": "context_length_exceeded", "type": "invalid_request_error",
+                   "message": "This model's maximum context length is 128000 tokens. However, "
+                   "your messages resulted in 130512 tokens. Please reduce the length."}},
+        "(130,512 tokens; it holds 128,000)",
+    ),
+    "vllm": (
+        400,
+        {"object": "error", "message": "This model's maximum context length is 4096 tokens. "
+         "However, you requested 5120 tokens (4736 in the messages, 384 in the completion).",
+         "type": "BadRequestError", "code": 400},
+        "(5,120 tokens; it holds 4,096)",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("server", sorted(OVERFLOWS))
+def test_a_prompt_past_the_context_is_one_line_saying_so(server: str) -> None:
+    status, body, sizes = OVERFLOWS[server]
+    llm = server_llm(FakeServer(completion()), "react")
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, json=body)
+
+    llm = ServerLLM(**{**_kwargs(llm), "transport": httpx.MockTransport(reply), "max_retries": 0})
+    with pytest.raises(LLMServerError) as err:
+        llm.chat([ChatMessage(role=MessageRole.USER, content="hi")])
+    line = err.value.one_line()
+    assert "longer than the model's context" in line and sizes in line, line
+    assert "TOOLRAG_TOOL_TOP_K" in line and "\n" not in line
+
+
+def test_other_bad_requests_are_not_taken_for_an_overflow() -> None:
+    llm = server_llm(FakeServer(400), "react")
+    with pytest.raises(LLMServerError) as err:
+        llm.chat([ChatMessage(role=MessageRole.USER, content="hi")])
+    assert "context" not in err.value.one_line()

@@ -39,6 +39,7 @@ path (chat, tools, structured output, streaming) goes through the same code.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -177,6 +178,16 @@ def server_error(exc: Exception, *, api_base: str, mode: str, tools: bool) -> LL
             f"{where} does not serve this model or path (HTTP 404).",
             hint="Set TOOLRAG_LLM_MODEL to a name its /v1/models lists.",
         )
+    overflow = context_overflow(exc) if status in (400, 413, 422, 500) else None
+    if overflow is not None:
+        asked, room = overflow
+        size = f" ({asked:,} tokens; it holds {room:,})" if asked and room else ""
+        return LLMServerError(
+            f"{where} cannot take the prompt: it is longer than the model's context{size}.",
+            hint="Offer fewer tools (TOOLRAG_TOOL_TOP_K) or use toolrag's tool retrieval rather "
+            "than every tool, or serve the model with a larger context (llama-server "
+            "--ctx-size, vLLM --max-model-len, Ollama num_ctx).",
+        )
     if tools:
         return LLMServerError(
             f"{where} did not accept a tool-calling request (HTTP {status}): this server "
@@ -189,6 +200,38 @@ def server_error(exc: Exception, *, api_base: str, mode: str, tools: bool) -> LL
     if mode == "function":
         hint = "Check the server's log, or use --mode react (TOOLRAG_AGENT_MODE=react)."
     return LLMServerError(f"{where} failed a {mode} request (HTTP {status}).", hint=hint)
+
+
+# how servers say a prompt does not fit: llama.cpp's llama-server ("exceed_context_size_error",
+# with n_prompt_tokens and n_ctx), OpenAI ("context_length_exceeded"), vLLM ("maximum context
+# length is N tokens. However, you requested M tokens"), llama-cpp-python ("Requested tokens (M)
+# exceed context window of N")
+_OVERFLOW = re.compile(
+    r"exceed_context_size|context_length_exceeded|maximum context length"
+    r"|exceed(?:s)? (?:the )?(?:available )?context",
+    re.IGNORECASE,
+)
+_VLLM_SIZES = re.compile(r"maximum context length is (\d+) tokens.{0,80}?(\d+) tokens", re.S)
+_LCP_SIZES = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
+
+
+def context_overflow(exc: Exception) -> tuple[int | None, int | None] | None:
+    """``(prompt tokens, context tokens)`` when the server refused a prompt longer than its
+    context (either may be None when it does not say); None for any other error. Reads at
+    most the first 2,000 characters of the reply."""
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    text = str(exc)[:2000]
+    if not _OVERFLOW.search(text):
+        return None
+    if isinstance(error, dict) and isinstance(error.get("n_ctx"), int):
+        asked = error.get("n_prompt_tokens")
+        return (asked if isinstance(asked, int) else None), error["n_ctx"]
+    if found := _VLLM_SIZES.search(text):
+        return int(found.group(2)), int(found.group(1))
+    if found := _LCP_SIZES.search(text):
+        return int(found.group(1)), int(found.group(2))
+    return None, None
 
 
 def _uses_tools(messages: Sequence[ChatMessage], kwargs: dict[str, Any]) -> bool:
