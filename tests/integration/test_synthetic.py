@@ -109,6 +109,16 @@ def test_requests_are_cached_per_card_version(cards: list[ToolCard], tmp_path: P
     )  # the key is the card's version, whatever requests it carries
 
 
+def test_a_card_with_reviewed_requests_is_not_written_for(
+    cards: list[ToolCard], tmp_path: Path
+) -> None:
+    reviewed = cards[0].model_copy(update={"synthetic": ["Is it sunny in Rome?"]})
+    llm = ScriptedLLM(["Swap 100 euros into yen"])
+    store = SyntheticQueries(tmp_path / "s.sqlite", llm, per_card=1)
+    assert store.fill([reviewed, cards[1]]) == 1 and llm.remaining == 0
+    assert store.cached(reviewed) is None and store.cached(cards[1]) == ["Swap 100 euros into yen"]
+
+
 def test_a_larger_per_card_adds_requests_to_the_cached_ones(
     cards: list[ToolCard], tmp_path: Path
 ) -> None:

@@ -234,13 +234,15 @@ class SyntheticQueries:
     ) -> int:
         """Write requests for the cards that have none cached (no row, or a reply that held
         none), or fewer asked for than ``per_card`` (at most ``limit`` cards); returns how many
-        cards were written for.
+        cards were written for. A card whose YAML file gives its requests is skipped: those
+        were reviewed, and :meth:`augment` keeps them over any written ones.
         ``on_progress(done, total)`` after each."""
         stored = self._stored()
         todo = [
             (card, entry.requests if entry else [])
             for card in cards
-            if (entry := stored.get(self._key(card))) is None or not self._complete(entry)
+            if not card.synthetic
+            and ((entry := stored.get(self._key(card))) is None or not self._complete(entry))
         ][:limit]
         for n, (card, written) in enumerate(todo, start=1):
             self._write(card, written)
