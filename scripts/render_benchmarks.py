@@ -20,7 +20,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
@@ -213,28 +213,58 @@ def _doc_retrieval_rows(fig: dict[str, Any]) -> Rows:
     return rows
 
 
+class _SetFigures(NamedTuple):
+    """One set of a ``retrieval_all`` file: its toolrag default beside plain LlamaIndex."""
+
+    kind: str  # "tools" or "documents"
+    name: str
+    held: bool
+    n_items: int
+    n_queries: int
+    metric: str  # "R@5" or "R@10"
+    toolrag: float
+    plain: float
+    dense: float
+    bm25: float
+    gain: float | None  # the file's margin, where it keeps one per set
+
+
+def _retrieval_sets(fig: dict[str, Any]) -> list[_SetFigures]:
+    """Every tool pool (``best`` against ObjectIndex, R@5), then every corpus (``hybrid-auto``
+    against VectorStoreIndex, R@10)."""
+    out = []
+    for name, t in (fig.get("tool_sets") or {}).items():
+        by = _by_strategy(t["strategies"])
+        r5 = {s: float(by[s]["recall@5"]) for s in ("best", "objectindex-default", "dense", "bm25")}
+        out.append(_SetFigures(
+            "tools", name, bool(t.get("held")), t["n_tools"], t["n_queries"], "R@5",
+            r5["best"], r5["objectindex-default"], r5["dense"], r5["bm25"],
+            t["margins"]["best_minus_objectindex_r5"],
+        ))  # fmt: skip
+    for name, c in (fig.get("doc_sets") or {}).items():
+        r10 = {s: float(r["recall@10"]) for s, r in c["strategies"].items()}
+        out.append(_SetFigures(
+            "documents", name, bool(c.get("held")), c["n_docs"], c["n_queries"], "R@10",
+            r10["hybrid-auto"], r10["vectorstoreindex-default"], r10["dense"], r10["bm25"],
+            None,
+        ))  # fmt: skip
+    return out
+
+
 def _retrieval_all_rows(fig: dict[str, Any]) -> Rows:
     """One row per set: toolrag's default against plain LlamaIndex, and the issue's margins."""
     rows: Rows = []
-    for name, t in (fig.get("tool_sets") or {}).items():
-        by = _by_strategy(t["strategies"])
-        gain = t["margins"]["best_minus_objectindex_r5"]
+    for f in _retrieval_sets(fig):
+        if f.kind == "tools":
+            ours, plain = "best", "ObjectIndex"
+            plain_cell = f"{plain} {f.plain:.3f} ({f.gain:+.3f})"
+        else:
+            ours, plain = "default (hybrid-auto)", "VectorStoreIndex"
+            plain_cell = f"{plain} {f.plain:.3f}"
         rows.append((
-            f"tools, {name}{' (held)' if t.get('held') else ''}: {t['n_tools']:,} tools, "
-            f"{t['n_queries']:,} queries, R@5",
-            f"best {by['best']['recall@5']:.3f}, ObjectIndex "
-            f"{by['objectindex-default']['recall@5']:.3f} ({gain:+.3f}), "
-            f"dense {by['dense']['recall@5']:.3f}, BM25 {by['bm25']['recall@5']:.3f}",
-        ))  # fmt: skip
-    for name, c in (fig.get("doc_sets") or {}).items():
-        s = c["strategies"]
-        vsi = s["vectorstoreindex-default"]["recall@10"]
-        rows.append((
-            f"documents, {name}{' (held)' if c.get('held') else ''}: {c['n_docs']:,} docs, "
-            f"{c['n_queries']:,} queries, R@10",
-            f"default (hybrid-auto) {s['hybrid-auto']['recall@10']:.3f}, VectorStoreIndex "
-            f"{vsi:.3f}, dense {s['dense']['recall@10']:.3f}, "
-            f"BM25 {s['bm25']['recall@10']:.3f}",
+            f"{f.kind}, {f.name}{' (held)' if f.held else ''}: {f.n_items:,} "
+            f"{'tools' if f.kind == 'tools' else 'docs'}, {f.n_queries:,} queries, {f.metric}",
+            f"{ours} {f.toolrag:.3f}, {plain_cell}, dense {f.dense:.3f}, BM25 {f.bm25:.3f}",
         ))  # fmt: skip
     return rows
 
@@ -412,29 +442,21 @@ def _held_rows(by_name: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]
     """The held-out pool and corpus of ``retrieval_all``: sets nothing was tuned on."""
     rows: list[tuple[str, str, str]] = []
     for name in sorted(n for n in by_name if n.startswith("retrieval_all")):
-        fig = by_name[name]["figures"]
-        for pool, t in (fig.get("tool_sets") or {}).items():
-            if t.get("held"):
-                by = _by_strategy(t["strategies"])
-                rows.append((
-                    f"tool retrieval, held-out pool ({pool}, {t['n_tools']:,} tools, "
-                    f"{t['n_queries']} questions): R@5",
-                    _link(f"{by['best']['recall@5']:.3f}", name) + " (best, no written requests)",
-                    _link(f"{by['objectindex-default']['recall@5']:.3f}", name)
-                    + " (plain ObjectIndex); "
-                    + _link(f"{by['bm25']['recall@5']:.3f}", name) + " (BM25)",
-                ))  # fmt: skip
-        for corpus, c in (fig.get("doc_sets") or {}).items():
-            if c.get("held"):
-                st = c["strategies"]
-                rows.append((
-                    f"document retrieval, held-out corpus ({corpus}, {c['n_docs']:,} docs, "
-                    f"{c['n_queries']} questions): R@10",
-                    _link(f"{st['hybrid-auto']['recall@10']:.3f}", name) + " (default hybrid)",
-                    _link(f"{st['vectorstoreindex-default']['recall@10']:.3f}", name)
-                    + " (plain VectorStoreIndex); "
-                    + _link(f"{st['bm25']['recall@10']:.3f}", name) + " (BM25)",
-                ))  # fmt: skip
+        for f in _retrieval_sets(by_name[name]["figures"]):
+            if not f.held:
+                continue
+            if f.kind == "tools":
+                what = f"tool retrieval, held-out pool ({f.name}, {f.n_items:,} tools"
+                ours, plain = "best, no written requests", "plain ObjectIndex"
+            else:
+                what = f"document retrieval, held-out corpus ({f.name}, {f.n_items:,} docs"
+                ours, plain = "default hybrid", "plain VectorStoreIndex"
+            rows.append((
+                f"{what}, {f.n_queries} questions): {f.metric}",
+                _link(f"{f.toolrag:.3f}", name) + f" ({ours})",
+                _link(f"{f.plain:.3f}", name) + f" ({plain}); "
+                + _link(f"{f.bm25:.3f}", name) + " (BM25)",
+            ))  # fmt: skip
     return rows
 
 
