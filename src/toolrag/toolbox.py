@@ -251,13 +251,24 @@ class Toolbox:
             self.requests_status = self.write_requests()
         return reports
 
-    def missing_requests(self) -> list[ToolCard]:
-        """The tool cards with no example requests: none declared in their YAML overlay and
-        none written into the cache (``toolrag tools synth`` or the background writer)."""
+    def _cards_with_requests(self) -> list[ToolCard]:
+        """The tool cards with the requests cached for them (``toolrag tools synth`` or the
+        background writer), where their YAML overlay gives none."""
         cards = self.cards()
         if self.settings.synthetic_db.is_file():
             cards = SyntheticQueries(self.settings.synthetic_db).augment(cards)
-        return [c for c in cards if not c.synthetic]
+        return cards
+
+    def missing_requests(self) -> list[ToolCard]:
+        """The tool cards with no example requests: none declared in their YAML overlay and
+        none written into the cache (``toolrag tools synth`` or the background writer)."""
+        return [c for c in self._cards_with_requests() if not c.synthetic]
+
+    def _forget_tool_index(self) -> None:
+        """Build the tool index (new requests embedded) and choose the gate again when next
+        used."""
+        for cached in ("tool_index", "gate"):
+            self.__dict__.pop(cached, None)
 
     def write_requests(self) -> str | None:
         """Have the LLM write example requests for the cards that have none, as the
@@ -274,8 +285,7 @@ class Toolbox:
             return None
         if mode == "index":
             written = background.write(self.settings, missing, self.llm)
-            for cached in ("tool_index", "gate"):
-                self.__dict__.pop(cached, None)
+            self._forget_tool_index()
             return f"wrote example requests for {written} of {len(missing)} tool(s)"
         if self._llm is not None:
             return None
@@ -465,10 +475,7 @@ class Toolbox:
         with the requests `toolrag tools synth` wrote for them, when there are any."""
         index = ToolIndex(self.settings.index_dir, self.embed, table="tools")
         self._requests_seen = _mtime(background.done_marker(self.settings))
-        cards = self.cards()
-        if self.settings.synthetic_db.is_file():
-            cards = SyntheticQueries(self.settings.synthetic_db).augment(cards)
-        index.sync(cards)
+        index.sync(self._cards_with_requests())
         if self.settings.translate_questions:
             # the LLM is built only when a question needs translating
             index.translator = QueryTranslator(self.settings.translations_db, lambda: self.llm)
@@ -556,8 +563,7 @@ class Toolbox:
         if "tool_index" not in self.__dict__:
             return
         if _mtime(background.done_marker(self.settings)) != self._requests_seen:
-            for cached in ("tool_index", "gate"):
-                self.__dict__.pop(cached, None)
+            self._forget_tool_index()
 
     def _check_question(self, question: str) -> str:
         question = (question or "").strip()
