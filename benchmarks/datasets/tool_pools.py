@@ -35,53 +35,24 @@ from typing import Any
 from benchmarks.datasets.evalfiles import write_pool
 from benchmarks.datasets.openapi_directory import directory_specs
 from benchmarks.datasets.wheels import fetch_wheel
+from toolrag.cards import operations, snake
 
 POOLS = ("openapi", "networkx")
+# the cache folder of a pool whose builder changed (openapi: read by toolrag's OpenAPI reader
+# since v2, so its names and parameters are those a user's REST tools get)
+_FOLDER = {"openapi": "openapi-v2"}
 HELD = "networkx"
 NETWORKX = "3.4.2"
 SEED = 57
 MAX_TOOLS = 1500
 MAX_QUERIES = 300
 MIN_WORDS = 8
-_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 _SECTION = re.compile(r"^\s*([A-Z][A-Za-z ]+)\n\s*-{3,}\s*$", re.MULTILINE)
 _PARAM = re.compile(r"^(\w+)(?:\s*,\s*\w+)*\s*:\s*(.*)$")
 
 
 def _words(text: str) -> str:
     return " ".join(text.split())
-
-
-def _snake(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
-
-
-# --- openapi -----------------------------------------------------------------------------------
-def _resolve(doc: dict[str, Any], item: Any) -> Any:
-    """A local ``$ref`` (``#/parameters/x``, ``#/components/parameters/x``) followed once."""
-    if isinstance(item, dict) and isinstance(item.get("$ref"), str):
-        node: Any = doc
-        for part in item["$ref"].removeprefix("#/").split("/"):
-            node = node.get(part) if isinstance(node, dict) else None
-        return node
-    return item
-
-
-def _openapi_params(doc: dict[str, Any], path_item: dict[str, Any], op: dict[str, Any]) -> dict:
-    props: dict[str, Any] = {}
-    required: list[str] = []
-    for raw in [*(path_item.get("parameters") or []), *(op.get("parameters") or [])]:
-        param = _resolve(doc, raw)
-        if not isinstance(param, dict) or not isinstance(param.get("name"), str):
-            continue
-        schema = param.get("schema") if isinstance(param.get("schema"), dict) else param
-        props[param["name"]] = {
-            "type": str(schema.get("type", "string")),
-            "description": _words(str(param.get("description") or ""))[:300],
-        }
-        if param.get("required") and param["name"] not in required:
-            required.append(param["name"])
-    return {"type": "object", "properties": props, "required": required}
 
 
 def _without(summary: str, description: str) -> str:
@@ -94,34 +65,40 @@ def _without(summary: str, description: str) -> str:
 
 
 def _openapi_entries() -> Iterator[tuple[dict[str, Any], str]]:
-    """``(card, summary)`` per operation with a description; summary may be empty."""
+    """``(card, summary)`` per operation with a description, as toolrag's own OpenAPI reader
+    (:func:`toolrag.cards.openapi.operations`) names and describes it; summary may be empty."""
     folder, names = directory_specs()
     names = list(names)
     random.Random(SEED).shuffle(names)
     for member in names:
         try:
-            doc = json.loads((folder / member).read_bytes())
-        except (ValueError, OSError):
+            ops = operations(json.loads((folder / member).read_bytes()))
+        except Exception:  # a malformed spec is skipped, not fatal
             continue
-        api = _snake(member.removeprefix("package/api/").removesuffix(".json"))
-        for path, path_item in (doc.get("paths") or {}).items():
-            if not isinstance(path_item, dict):
+        api = snake(member.removeprefix("package/api/").removesuffix(".json"))
+        for op in ops:
+            summary = _words(op.summary)
+            description = _without(summary, op.description)[:1500]
+            if len(description.split()) < MIN_WORDS:
                 continue
-            for method in _METHODS:
-                op = path_item.get(method)
-                if not isinstance(op, dict):
-                    continue
-                summary = _words(str(op.get("summary") or ""))
-                description = _without(summary, str(op.get("description") or ""))[:1500]
-                if len(description.split()) < MIN_WORDS:
-                    continue
-                op_name = str(op.get("operationId") or f"{method} {path}")
-                card = {
-                    "name": f"{api}_{_snake(op_name)}"[:120],
-                    "description": description,
-                    "parameters": _openapi_params(doc, path_item, op),
+            props = {
+                p.name: {
+                    "type": str(p.json_schema.get("type", "string")),
+                    "description": _words(p.description)[:300],
                 }
-                yield card, summary
+                for p in op.params
+            }
+            required = [p.name for p in op.params if p.required]
+            if op.body_schema is not None:
+                props["body"] = {"type": "object", "description": "The JSON request body."}
+                if op.body_required:
+                    required.append("body")
+            card = {
+                "name": f"{api}_{op.name}"[:120],
+                "description": description,
+                "parameters": {"type": "object", "properties": props, "required": required},
+            }
+            yield card, summary
 
 
 # --- networkx ----------------------------------------------------------------------------------
@@ -216,7 +193,7 @@ def cached(pool: str) -> tuple[Path, Path]:
     """The pool's ``tools.json`` and ``queries.jsonl`` in the cache, written on first use."""
     from toolrag import Settings
 
-    out_dir = Settings().cache_dir / "tool_pools" / pool
+    out_dir = Settings().cache_dir / "tool_pools" / _FOLDER.get(pool, pool)
     tools, queries = out_dir / "tools.json", out_dir / "queries.jsonl"
     if tools.exists() and queries.exists():
         return tools, queries
