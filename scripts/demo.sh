@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's main command: set everything up, index the sample domain, and answer sample
-# questions with the ReActAgent on the local model, offline.
+# questions with the agent (router, then ReActAgent) on the local model, offline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

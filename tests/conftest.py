@@ -16,12 +16,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # No test starts the background writer of example requests (it would load the local model in a
 # process of its own and outlive the test): the tests of that writer turn it on themselves.
+# The scripted tests script ReAct turns, so they run in `react` mode; the tests of the other
+# modes (and of the default, `router+react`) choose theirs.
 os.environ["TOOLRAG_WRITE_REQUESTS"] = "off"
+os.environ["TOOLRAG_AGENT_MODE"] = "react"
 
 from toolrag import ScriptedLLM, Settings, Toolbox
 from toolrag.sample.field_api import running_server
 
-NO_WRITER = {"TOOLRAG_WRITE_REQUESTS": "off"}
+# what every test's environment holds (subprocesses included: the CLI helpers pass it on)
+TEST_ENV = {var: os.environ[var] for var in ("TOOLRAG_WRITE_REQUESTS", "TOOLRAG_AGENT_MODE")}
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 
@@ -33,7 +37,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if var.startswith("TOOLRAG_") or var in ("OPENAI_API_KEY", "OPENAI_API_BASE"):
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("TOOLRAG_CONFIG", str(tmp_path / "no-such-toolrag.toml"))
-    for var, value in NO_WRITER.items():
+    for var, value in TEST_ENV.items():
         monkeypatch.setenv(var, value)
 
 

@@ -196,9 +196,10 @@ class Settings(BaseSettings):
     chunk_overlap: int = Field(30, ge=0)
     max_iterations: int = Field(6, ge=1, le=50, description="Agent steps before a graceful stop.")
     agent_mode: Literal["react", "router+react", "function"] = Field(
-        "react",
-        description="react: the ReActAgent over retrieved tools. router+react: the router's "
-        "validated calls run first and the agent answers from their results (or goes on). "
+        "router+react",
+        description="router+react (default, decision 0046): the router's validated calls run "
+        "first and the agent answers from their results (or goes on). react: the ReActAgent "
+        "over retrieved tools. "
         "function: the FunctionAgent, for function-calling LLMs (OpenAI, or an openai_like "
         "server that supports tools).",
     )

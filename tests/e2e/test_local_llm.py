@@ -1,5 +1,7 @@
-"""End to end on the real local model (Qwen2.5-Coder-1.5B via llama.cpp): the expected tool is
-called for a schedule question, a blueprint date-range question and a document question."""
+"""End to end on the real local model (Qwen2.5-Coder-1.5B via llama.cpp), in the agent mode a
+user gets without flags (``router+react``, decision 0046; the scripted tests pin ``react``): the
+expected tool is called for a schedule question, a blueprint date-range question and a document
+question, SQL over Chinook, and a user's own collections."""
 
 from __future__ import annotations
 
@@ -10,13 +12,17 @@ from toolrag.errors import ModelMissingError
 from toolrag.models.local import require_model
 
 pytestmark = pytest.mark.local_llm
+# the default mode, not the scripted tests' pin (conftest's TEST_ENV)
+DEFAULT_MODE = Settings.model_fields["agent_mode"].default
 
 
 @pytest.fixture(scope="module")
 def local_toolbox(sample_index_dir: object) -> Toolbox:
     from ..conftest import DATA
 
-    settings = Settings(data_dir=DATA, index_dir=sample_index_dir, llm_provider="local")
+    settings = Settings(
+        data_dir=DATA, index_dir=sample_index_dir, llm_provider="local", agent_mode=DEFAULT_MODE
+    )
     try:
         require_model(settings.model_dir)
     except ModelMissingError as exc:  # CI installs it; a bare checkout says what to run
@@ -81,6 +87,7 @@ def chinook_toolbox(tmp_path_factory: pytest.TempPathFactory) -> Toolbox:
         index_dir=work / "indexes",
         content_types=[],
         llm_provider="local",
+        agent_mode=DEFAULT_MODE,
         compute_tools=False,  # run_sql alone
         database_url=f"sqlite:///{db}",
         toolspecs_dir=specs,
@@ -113,7 +120,7 @@ def test_local_model_answers_from_a_users_own_collections(
     from ..collection_files import corpus_settings, make_corpus
 
     root = make_corpus(tmp_path_factory.mktemp("own-local"))
-    toolbox = Toolbox(corpus_settings(root, llm_provider="local"))
+    toolbox = Toolbox(corpus_settings(root, llm_provider="local", agent_mode=DEFAULT_MODE))
     assert not [e for r in toolbox.index() for e in r.errors]
     answer = toolbox.ask("How many characters must a password have at least?")
     assert [s.tool for s in answer.trace][:1] == ["search_policies"], answer.trace

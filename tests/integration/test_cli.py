@@ -11,7 +11,7 @@ import pytest
 
 from toolrag import Settings
 
-from ..conftest import DATA, final, react
+from ..conftest import DATA, TEST_ENV, final, react
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -22,7 +22,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
         for k, v in os.environ.items()
         if not k.startswith("TOOLRAG_") and k != "OPENAI_API_KEY"
     }
-    full_env.update({"TOOLRAG_WRITE_REQUESTS": "off", **(env or {})})
+    full_env.update({**TEST_ENV, **(env or {})})
     return subprocess.run(
         [sys.executable, "-m", "toolrag.cli", *args],
         capture_output=True,

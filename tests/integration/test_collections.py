@@ -15,7 +15,7 @@ from toolrag.cards.lint import lint_cards
 from toolrag.content import readers
 
 from ..collection_files import corpus_settings, make_corpus
-from ..conftest import final, react
+from ..conftest import TEST_ENV, final, react
 
 
 def _settings(root: Path) -> Settings:
@@ -219,7 +219,7 @@ def _cli(folder: Path, *args: str, env: dict[str, str] | None = None) -> str:
     import sys
 
     clean = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRAG_")}
-    clean["TOOLRAG_WRITE_REQUESTS"] = "off"  # no background writer outliving the test
+    clean.update(TEST_ENV)  # no background writer outliving the test; react for the scripts
     proc = subprocess.run(
         [sys.executable, "-m", "toolrag.cli", *args],
         cwd=folder,

@@ -25,7 +25,7 @@ from toolrag.sample.field_api import running_server
 from toolrag.settings import Settings
 from toolrag.toolbox import Toolbox
 
-from ..conftest import DATA, REPO
+from ..conftest import DATA, REPO, TEST_ENV
 from ..httpservers import httpbin_server
 from ..mcpservers import mcp_server, run_client
 
@@ -90,7 +90,7 @@ def pool_env(
         (specs / "rest.yaml").write_text(yaml.safe_dump(rest))
         env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRAG_")} | {
             "TOOLRAG_CONTENT_TYPES": "[]",
-            "TOOLRAG_WRITE_REQUESTS": "off",
+            **TEST_ENV,
             "TOOLRAG_DATABASE_URL": f"sqlite:///{construction_sqlite}",
             "TOOLRAG_FIELD_API_URL": url,
             "TOOLRAG_INDEX_DIR": str(tmp / "indexes"),

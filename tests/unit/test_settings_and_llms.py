@@ -20,6 +20,15 @@ def test_env_vars_override_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.top_k == 7 and s.llm_provider == "openai_like"
 
 
+def test_a_user_gets_router_then_react_without_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The measured best mode is the default (decision 0046); the tests' own pin to ``react``
+    (conftest) is an environment variable a user does not have."""
+    monkeypatch.delenv("TOOLRAG_AGENT_MODE")
+    assert Settings().agent_mode == "router+react"
+    monkeypatch.setenv("TOOLRAG_AGENT_MODE", "react")
+    assert Settings().agent_mode == "react"
+
+
 def test_toml_file_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     cfg = tmp_path / "toolrag.toml"
     cfg.write_text('index_dir = "/srv/idx"\ntool_top_k = 9\n')
