@@ -122,6 +122,35 @@ def test_a_repeated_identical_call_stops_with_an_explanation(
     assert "You called search_documents twice with the same arguments" in prompt
 
 
+def test_a_call_that_found_data_and_loops_is_answered_from_its_result(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """The model calls the schedule three times for the answer it already has: the run asks it
+    to answer from the result, then reads the answer from the result with no tools."""
+    same = react("get_project_schedule", {"project": "GRB-107", "milestone": "substantial"})
+    read = "Substantial completion of the Summit Ridge Hotel is planned for 2027-01-29."
+    tb = toolbox_factory([same, same, same, read])
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert [s.tool for s in answer.trace] == ["get_project_schedule"] * 3
+    assert answer.loops_stopped == 2 and answer.repairs == 1
+    assert answer.answer == read
+    repair = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
+    assert "If that result answers the question, answer now from it" in repair
+    last = tb.llm.prompts[3][-1].content or ""  # type: ignore[attr-defined]
+    assert "from this tool result only" in last and "2027-01-29" in last
+    assert "Action:" not in last  # no tool is offered to the last call
+
+
+def test_an_answer_read_from_a_loop_with_a_figure_the_result_lacks_is_refused(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    same = react("get_project_schedule", {"project": "GRB-107", "milestone": "substantial"})
+    tb = toolbox_factory([same, same, same, "The hotel has lost 45 working days to weather."])
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert answer.loops_stopped == 2
+    assert answer.answer.startswith("I stopped: get_project_schedule was called again")
+
+
 def test_a_loop_broken_by_the_repair_turn_gets_its_answer(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:

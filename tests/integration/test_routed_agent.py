@@ -1,6 +1,6 @@
 """The router+react agent mode with the scripted LLM: the router's calls are the first steps and
-the agent answers from their results; a direct answer skips the agent; an invalid decision
-falls back to the plain ReAct run."""
+the agent answers from their results; a clarifying question, or a direct answer when no tool
+fits, skips the agent; an invalid decision falls back to the plain ReAct run."""
 
 from __future__ import annotations
 
@@ -77,6 +77,24 @@ def test_a_direct_answer_skips_the_agent(toolbox_factory: Callable[..., Toolbox]
     tb = _routed(toolbox_factory([reply]))
     answer = tb.ask("How late is it?")
     assert answer.answer == "Which project do you mean?" and answer.trace == []
+
+
+def test_a_direct_answer_with_tools_offered_goes_to_the_agent(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """A router that answers a data question from memory while fitting tools were offered is
+    not trusted: the ReAct agent gets the question and reads the data."""
+    guess = json.dumps({"action": "answer_directly", "message": "It is planned for 2026-05-01."})
+    tb = _routed(
+        toolbox_factory(
+            [guess, react(SCHEDULE, {"project": "GRB-107"}), final("Planned for 2027-01-29.")]
+        )
+    )
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert SCHEDULE in answer.tools_offered
+    assert [s.tool for s in answer.trace] == [SCHEDULE] and answer.trace[0].success
+    assert answer.answer == "Planned for 2027-01-29." and answer.route_id
+    assert answer.llm_calls == 3  # the router's reply, then the agent's two steps
 
 
 def test_an_invalid_decision_falls_back_to_react(toolbox_factory: Callable[..., Toolbox]) -> None:

@@ -3,8 +3,10 @@ guard in parallel and become the first steps of the trace, and the ReActAgent an
 their results (or calls more tools when they are not enough). The calls and their results are
 handed to the ReActAgent as its own first Thought/Action/Observation steps, the format it was
 prompted with, so a small model answers from them rather than calling the same tool again.
-A direct answer or a clarifying question from the router is the answer. A decision still
-invalid after its repair round falls back to the plain ReAct run.
+A clarifying question from the router is the answer, and so is a direct answer when no tool
+was offered; a direct answer while tools were offered is not trusted over them, and the
+ReActAgent gets the question as in plain ``react`` mode. A decision still invalid after its
+repair round falls back to the plain ReAct run.
 
 The agent continues the router's conversation rather than starting a new one
 (:class:`RoutedReActFormatter`): its prompt begins with the router's prompt and reply, word for
@@ -152,7 +154,13 @@ async def ask_routed(
         success=routed.valid,
         data={"decision_id": routed.id, "repaired": routed.repaired, "grounded": routed.grounded},
     )
-    if routed.valid and decision is not None and decision.action != "call_tools":
+    direct = routed.valid and decision is not None and decision.action != "call_tools"
+    if direct and decision is not None and decision.action == "answer_directly" and offered:
+        # The retriever found tools that fit (its gate let them through), so an answer from
+        # the model's own memory is not taken over them ("The catalog contains 30 tracks."
+        # with run_sql offered): the ReAct agent gets the question, as in plain react mode.
+        direct = False
+    if direct and decision is not None:
         answer = Answer(
             question=question,
             answer=decision.message,
