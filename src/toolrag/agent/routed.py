@@ -154,13 +154,18 @@ async def ask_routed(
         success=routed.valid,
         data={"decision_id": routed.id, "repaired": routed.repaired, "grounded": routed.grounded},
     )
-    direct = routed.valid and decision is not None and decision.action != "call_tools"
-    if direct and decision is not None and decision.action == "answer_directly" and offered:
-        # The retriever found tools that fit (its gate let them through), so an answer from
-        # the model's own memory is not taken over them ("The catalog contains 30 tracks."
-        # with run_sql offered): the ReAct agent gets the question, as in plain react mode.
-        direct = False
-    if direct and decision is not None:
+    # A clarifying question is the answer. A direct answer is only when no tool was offered:
+    # when the retriever found tools that fit (its gate let them through), an answer from the
+    # model's own memory is not taken over them ("The catalog contains 30 tracks." with
+    # run_sql offered), and the ReAct agent gets the question, as in plain react mode.
+    if (
+        routed.valid
+        and decision is not None
+        and (
+            decision.action == "ask_clarification"
+            or (decision.action == "answer_directly" and not offered)
+        )
+    ):
         answer = Answer(
             question=question,
             answer=decision.message,
