@@ -4,6 +4,8 @@ written to ``benchmarks/results/demo.json``.
 
     python -m benchmarks.demo [--limit 8]
     python -m benchmarks.demo --report runs/demo.json   # record a report `toolrag demo` wrote
+    TOOLRAG_CONTENT_TYPES='[]' TOOLRAG_COLLECTIONS_FILE=toolspecs/collections.sample.yaml \
+        python -m benchmarks.demo --name demo_collections  # the sample from its collections
 
 The demo answers questions of one setup only (toolrag's defaults); the baselines of the same
 questions are in ``benchmarks/agent.py``'s result file.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -55,6 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--report", type=Path, help="Record this `toolrag demo` report instead of running it."
     )
+    parser.add_argument("--name", default="demo", help="The result file's name.")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     report_path = args.report
@@ -67,9 +71,12 @@ def main(argv: list[str] | None = None) -> None:
             check=True,
         )
     report = json.loads(report_path.read_text())
+    figures = figures_of(report)
+    # the settings given in the environment (a demo run differs by them, not by its arguments)
+    figures["env"] = {k: v for k, v in sorted(os.environ.items()) if k.startswith("TOOLRAG_")}
     write_result(
-        "demo",
-        figures_of(report),
+        args.name,
+        figures,
         argv=sys.argv[1:] if argv is None else argv,
         seconds=time.perf_counter() - started if args.report is None else None,
     )

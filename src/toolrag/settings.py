@@ -118,6 +118,11 @@ class Settings(BaseSettings):
     toolspecs_dir: Path = Field(
         Path("toolspecs"), description="Tool definitions: sql.yaml, OpenAPI documents, cards."
     )
+    collections_file: Path | None = Field(
+        None,
+        description="The declared collections (docs/collections.md); default "
+        "toolspecs_dir/collections.yaml. Relative alias files are read from toolspecs_dir.",
+    )
     database_url: str | None = Field(
         None,
         description=(
@@ -244,9 +249,9 @@ class Settings(BaseSettings):
         return self.projects_file or self.data_dir / "domain.yaml"
 
     @property
-    def collections_file(self) -> Path:
-        """The declared collections: ``toolspecs_dir/collections.yaml``."""
-        return self.toolspecs_dir / "collections.yaml"
+    def resolved_collections_file(self) -> Path:
+        """``collections_file``, else ``toolspecs_dir/collections.yaml``."""
+        return self.collections_file or self.toolspecs_dir / "collections.yaml"
 
     @property
     def seed_sql(self) -> Path:

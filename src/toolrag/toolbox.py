@@ -167,7 +167,7 @@ class Toolbox:
     def collections(self) -> list[CollectionSpec]:
         """The declared collections: those given to the constructor, then those of
         ``toolspecs/collections.yaml``. A name used twice is refused."""
-        found = [*self._collections, *load_collections(self.settings.collections_file)]
+        found = [*self._collections, *load_collections(self.settings.resolved_collections_file)]
         names = [c.name for c in found]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
@@ -179,7 +179,8 @@ class Toolbox:
 
     @cached_property
     def collection_indexes(self) -> dict[str, CollectionIndex]:
-        return {c.name: CollectionIndex(self.settings.index_dir, c, self.embed)
+        return {c.name: CollectionIndex(self.settings.index_dir, c, self.embed,
+                                        self.settings.toolspecs_dir)
                 for c in self.collections}  # fmt: skip
 
     @cached_property
@@ -499,17 +500,24 @@ class Toolbox:
 
     def filter_vocabulary(self) -> Vocabulary:
         """The filter values a question can name, from the data: projects (code, name and
-        its distinctive word pairs) for every tool's ``project`` parameter, and the indexed
-        sheets' disciplines for ``search_blueprints``. Enum parameters need none."""
+        its distinctive word pairs) for every tool's ``project`` parameter, the indexed
+        sheets' disciplines for ``search_blueprints``, and each collection's keyword filters
+        (the values its index holds, with their alias files' names) for its search tool.
+        Enum parameters need none."""
         blueprints = self.indexes["blueprints"]
         disciplines = (
             blueprints.distinct("discipline")
             if "blueprints" in self.content_types and blueprints.exists()
             else []
         )
+        by_tool = {"search_blueprints": {"discipline": FilterValues.of(disciplines)}}
+        for tool, search in self.collection_searches.items():
+            by_tool[tool] = {
+                field: FilterValues.of(known.question_names())
+                for field, known in search.keywords.items()
+            }
         return Vocabulary(
-            by_parameter={"project": FilterValues.of(self.catalog.aliases())},
-            by_tool={"search_blueprints": {"discipline": FilterValues.of(disciplines)}},
+            by_parameter={"project": FilterValues.of(self.catalog.aliases())}, by_tool=by_tool
         )
 
     def approver(self) -> Approver | None:

@@ -20,6 +20,7 @@ import pyarrow as pa
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import BaseModel, Field
 
+from toolrag.content.aliases import KeywordValues, load_aliases
 from toolrag.content.collection_spec import CollectionSpec
 from toolrag.content.fields import FieldValueError, coerce, raw_value
 from toolrag.content.index import BuildRows, ContentIndex, Hit, ProgressFn, SyncReport
@@ -36,15 +37,32 @@ class CollectionLoader(Loader):
 
     content_type = "documents"  # unused: the index reports the collection's own name
 
-    def __init__(self, root: Path, spec: CollectionSpec) -> None:
+    def __init__(self, root: Path, spec: CollectionSpec, toolspecs_dir: Path | None = None) -> None:
+        """``toolspecs_dir``: where relative alias files are (the toolspecs folder)."""
         super().__init__(root)
         self.spec = spec
         self.chunked = spec.chunking.size > 0
         self.problems: list[str] = []
+        # a keyword field with an alias file stores the file's value for what a file names
+        self.aliases = {
+            f.name: KeywordValues([], load_aliases(path))
+            for f in spec.fields
+            if f.type == "keyword" and (path := f.alias_file(toolspecs_dir)) is not None
+        }
         # a change of the declared reader or fields re-reads every file
         self.version = hashlib.sha1(
-            spec.model_dump_json(
-                include={"reader", "text_columns", "id_column", "title_column", "fields"}
+            (
+                spec.model_dump_json(
+                    include={
+                        "reader",
+                        "text_columns",
+                        "id_column",
+                        "title_column",
+                        "title_field",
+                        "fields",
+                    }
+                )
+                + self._alias_digest()
             ).encode()
         ).hexdigest()[:10]
 
@@ -112,13 +130,36 @@ class CollectionLoader(Loader):
                     f"Fix the value in the file or the field's source ({spec.source})."
                 )
                 continue
+            if value is not None and spec.name in self.aliases:
+                value = self._canonical(path, spec.name, str(value))
             if value is not None:
                 values[spec.name] = json.dumps(value)
         props = unit.properties
-        title = str(props.get("title") or _first_line(unit.text) or path.stem)
+        named = self.spec.title_field and values.get(self.spec.title_field)
+        title = str(
+            (json.loads(named) if named else None)
+            or props.get("title")
+            or _first_line(unit.text)
+            or path.stem
+        )
         # a row's own id (its id_column) names it; else the file, and the page or row
         doc_id = str(props.get("id") or (f"{source}#{unit.part}" if unit.part else source))
         return Record(doc_id=doc_id, text=unit.text, title=title[:300], extra=values)
+
+    def _canonical(self, path: Path, field: str, value: str) -> str:
+        """The alias file's value that ``value`` names; ``value`` itself, with a report
+        line, when the file names none."""
+        resolved = self.aliases[field].resolve(value)
+        if resolved is None:
+            self.problems.append(
+                f"{path}: field {field}: {value!r} is not a value or name in its alias file; "
+                "indexed as read. Add it to the alias file, or fix the field's source."
+            )
+        return resolved or value
+
+    # loader version: alias files take part in what a field's value is
+    def _alias_digest(self) -> str:
+        return json.dumps({k: v.names for k, v in sorted(self.aliases.items())}, sort_keys=True)
 
 
 def _first_line(text: str) -> str:
@@ -162,7 +203,14 @@ def _literal(value: str | float) -> str:
 class CollectionIndex(ContentIndex):
     """The LanceDB table ``collection_<name>`` of one declared collection."""
 
-    def __init__(self, index_dir: Path, spec: CollectionSpec, embed: BaseEmbedding) -> None:
+    def __init__(
+        self,
+        index_dir: Path,
+        spec: CollectionSpec,
+        embed: BaseEmbedding,
+        toolspecs_dir: Path | None = None,
+    ) -> None:
+        """``toolspecs_dir``: where the fields' relative alias files are."""
         size = spec.chunking.size or 512
         super().__init__(
             index_dir,
@@ -173,9 +221,10 @@ class CollectionIndex(ContentIndex):
             table_name=spec.table,
         )
         self.spec = spec
+        self.toolspecs_dir = toolspecs_dir
 
     def loader(self, data_dir: Path) -> CollectionLoader:
-        return CollectionLoader(data_dir, self.spec)
+        return CollectionLoader(data_dir, self.spec, self.toolspecs_dir)
 
     def sync(
         self,

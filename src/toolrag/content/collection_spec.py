@@ -95,6 +95,13 @@ class FieldSpec(BaseModel):
             raise ValueError(f"field {self.name!r}: the path pattern must name {{{self.name}}}")
         return self
 
+    def alias_file(self, toolspecs_dir: Path | None) -> Path | None:
+        """The alias file, relative paths taken from ``toolspecs_dir``; None without one."""
+        if not self.aliases:
+            return None
+        path = Path(self.aliases)
+        return path if path.is_absolute() or toolspecs_dir is None else toolspecs_dir / path
+
     @property
     def kind(self) -> str:
         return self.source.partition(":")[0]
@@ -115,6 +122,11 @@ class CollectionSpec(BaseModel):
     """One collection: its files, reader, chunking and metadata fields."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,40}$")
+    tool: str | None = Field(
+        None,
+        pattern=r"^[a-z][a-z0-9_]{0,63}$",
+        description="The name of the generated search tool (default search_<name>).",
+    )
     description: str = Field(min_length=10, max_length=1000)
     paths: list[str] = Field(min_length=1, description="Globs, relative to the data folder.")
     reader: ReaderKind = Field(
@@ -132,6 +144,11 @@ class CollectionSpec(BaseModel):
         None, description="rows: the column with each unit's id (its doc_id in results)."
     )
     title_column: str | None = Field(None, description="rows: the column with its title.")
+    title_field: str | None = Field(
+        None,
+        description="A declared field whose value is each unit's title (an OCR'd title "
+        "block's TITLE line); default: the reader's title, else the first line of text.",
+    )
     chunking: Chunking = Field(default_factory=Chunking)
     fields: list[FieldSpec] = Field(default_factory=list)
     filters: list[str] = Field(default_factory=list, description="Fields the tool filters by.")
@@ -147,6 +164,11 @@ class CollectionSpec(BaseModel):
             raise ValueError(
                 f"collection {self.name!r}: filters {unknown} are not declared fields {names}"
             )
+        if self.title_field is not None and self.title_field not in names:
+            raise ValueError(
+                f"collection {self.name!r}: title_field {self.title_field!r} is not a declared "
+                f"field {names}"
+            )
         for path in self.paths:
             if len(path) > MAX_PATTERN_CHARS:
                 raise ValueError(f"collection {self.name!r}: a path is over 200 characters")
@@ -154,7 +176,7 @@ class CollectionSpec(BaseModel):
 
     @property
     def tool_name(self) -> str:
-        return f"search_{self.name}"
+        return self.tool or f"search_{self.name}"
 
     @property
     def table(self) -> str:

@@ -15,90 +15,24 @@ The search tool's parameters come from the collection's filter fields:
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from llama_index.core.tools import FunctionTool
 from pydantic import BaseModel, Field, create_model
 
+from toolrag.content.aliases import KeywordValues, load_aliases
 from toolrag.content.collection_index import CollectionIndex, FieldFilters
 from toolrag.content.collection_spec import CollectionSpec, FieldSpec
 from toolrag.content.fields import FieldValueError, coerce
-from toolrag.errors import ConfigError
 from toolrag.text import bounded
 from toolrag.tools.result import ErrorCode, Source, ToolResult
 
 MAX_ENUM = 30
 PASSAGE_CHARS = 1200
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
-
-
-class KeywordValues:
-    """The values of a keyword field and the other names each goes by."""
-
-    def __init__(self, values: list[str], aliases: dict[str, list[str]] | None = None) -> None:
-        self.names: dict[str, list[str]] = {v: [v] for v in values}
-        for value, names in (aliases or {}).items():
-            self.names.setdefault(value, [value]).extend(names)
-
-    def resolve(self, given: str) -> str | None:
-        """The value ``given`` names: exactly (any case and punctuation), or as the only value
-        whose name holds it or holds all its words; None when none or several fit."""
-        wanted = _norm(bounded(given, 200))
-        if not wanted:
-            return None
-        for value, names in self.names.items():
-            if any(_norm(n) == wanted for n in names):
-                return value
-        words = set(wanted.split())
-        for test in (
-            lambda n: wanted in _norm(n),
-            lambda n: words <= set(_norm(n).split()),
-        ):
-            hits = {v for v, names in self.names.items() if any(test(n) for n in names)}
-            if len(hits) == 1:
-                return hits.pop()
-        return None
-
-    def closest(self, given: str, n: int = 5) -> list[str]:
-        wanted = _norm(bounded(given, 200))
-        labels = {value: " / ".join(dict.fromkeys(names)) for value, names in self.names.items()}
-        ranked = sorted(
-            labels.items(),
-            key=lambda kv: (
-                -max(
-                    difflib.SequenceMatcher(None, wanted, _norm(x)).ratio()
-                    for x in self.names[kv[0]]
-                )
-            ),
-        )
-        return [label for _, label in ranked[:n]]
-
-
-def load_aliases(path: Path) -> dict[str, list[str]]:
-    """An alias file: ``{values: [{value: V, names: [N, ...]}]}``, or the sample's
-    ``{projects: [{code: V, name: N}]}``."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(
-            f"The alias file {path} cannot be read: {exc}",
-            hint="Fix the file or the collection's aliases.",
-        ) from exc
-    out: dict[str, list[str]] = {}
-    for item in data.get("values") or []:
-        if isinstance(item, dict) and item.get("value"):
-            out[str(item["value"])] = [str(n) for n in item.get("names") or []]
-    for item in data.get("projects") or []:
-        if isinstance(item, dict) and item.get("code"):
-            out[str(item["code"])] = [str(item["name"])] if item.get("name") else []
-    return out
+LIST_FACTOR = 3  # a filtered search returns up to this many times top_k matches
+MORE_CHARS = 300  # of the text of each match past top_k
+MAX_LISTED = 30  # units a call with filters and no query lists
 
 
 def _parameters(field: FieldSpec) -> list[str]:
@@ -139,7 +73,14 @@ class CollectionSearch:
     # --- the schema and the card --------------------------------------------------------------
     def schema(self) -> type[BaseModel]:
         fields: dict[str, Any] = {
-            "query": (str, Field(description="What to look for, in the words of the question.")),
+            "query": (
+                str | None,
+                Field(
+                    None,
+                    description="What to look for, in the words of the question. Leave it "
+                    "out to list everything the filters match.",
+                ),
+            ),
         }
         for f in self.filters:
             about = f.description or f.name.replace("_", " ")
@@ -213,18 +154,32 @@ class CollectionSearch:
         )
 
     # --- the call -----------------------------------------------------------------------------
-    def search(self, query: str, **filters: Any) -> ToolResult:
-        if not query or not query.strip():
-            return ToolResult.fail(
-                ErrorCode.INVALID_ARGUMENT,
-                "The query is empty.",
-                suggestion="Describe what to look for in a few words.",
-            )
+    def search(self, query: str | None = None, **filters: Any) -> ToolResult:
         notes: list[str] = []
         built = self._filters(filters, notes)
         if isinstance(built, ToolResult):
             return built
-        hits = self.index.search(bounded(query, 2_000), k=self.top_k, filters=built)
+        filtered = bool(built.equals or built.ranges)
+        if not query or not query.strip():
+            if not filtered:
+                return ToolResult.fail(
+                    ErrorCode.INVALID_ARGUMENT,
+                    "The query is empty and no filter is given.",
+                    suggestion="Describe what to look for in a few words, or give a filter "
+                    "to list what it matches.",
+                )
+            # no query: each unit the filters match (its first chunk), in the files' order
+            rows = self.index.rows(built, limit=MAX_LISTED * 20)
+            hits = list({h.doc_id: h for h in reversed(rows)}.values())[::-1]
+            if len(hits) > MAX_LISTED:
+                hits = hits[:MAX_LISTED]
+                notes.append(f"The first {MAX_LISTED} matches; add a query or a filter.")
+            shown = 0
+        else:
+            # a filtered search lists: more matches, those past top_k with less of their text
+            k = self.top_k * LIST_FACTOR if filtered else self.top_k
+            hits = self.index.search(bounded(query, 2_000), k=k, filters=built)
+            shown = self.top_k
         note = " ".join(notes) or None
         if not hits:
             return ToolResult.ok(
@@ -237,9 +192,9 @@ class CollectionSearch:
                 "file": h.source,
                 **h.extra,
                 "score": h.score,
-                "text": h.text[:PASSAGE_CHARS],
+                "text": h.text[: PASSAGE_CHARS if i < shown else MORE_CHARS],
             }
-            for h in hits
+            for i, h in enumerate(hits)
         ]
         sources = [
             Source(
@@ -314,8 +269,6 @@ def collection_search(
     """The :class:`CollectionSearch` of one collection, with its fields' alias files."""
     aliases = {}
     for f in index.spec.fields:
-        if f.aliases:
-            path = Path(f.aliases)
-            path = path if path.is_absolute() or toolspecs_dir is None else toolspecs_dir / path
+        if (path := f.alias_file(toolspecs_dir)) is not None:
             aliases[f.name] = load_aliases(path)
     return CollectionSearch(index, top_k=top_k, aliases=aliases)

@@ -106,6 +106,7 @@ def parse_date(value: Any) -> dt.date:
     if isinstance(value, dt.date):
         return value
     text = " ".join(str(value).split())[:40]
+    text = re.sub(r"(\d)\s*([-/.])\s*(?=\d)", r"\1\2", text)  # OCR's "2026 - 02 - 10"
     try:
         return dt.date.fromisoformat(text[:10])
     except ValueError:

@@ -249,9 +249,11 @@ class ContentIndex:
     ) -> SyncReport:
         report = SyncReport(content_type=self.content_type)
         files = loader.files()
+        table = self._open()
+        if table is not None:
+            self._conform(table)
         known = self._manifest()
         current = {loader.source_id(p): p for p in files}
-        table = self._open()
         for source in sorted(set(known) - set(current)):
             if table is not None:
                 table.delete(f"source = {_sql_str(source)}")
@@ -348,6 +350,22 @@ class ContentIndex:
             )
             rows.append(row)
         return rows
+
+    def _conform(self, table: Any) -> None:
+        """Give a table the metadata columns of today's fields: a declared field added since
+        the table was made becomes a column of nulls, one removed is dropped, one whose type
+        changed is made again. Every file is then re-read (the loader's version changed with
+        its fields) and its rows replaced one file at a time, so a file that cannot be read
+        keeps its rows."""
+        have = {f.name: f.type for f in table.schema}
+        want = {f.name: f for f in self._metadata_fields()}
+        fixed = {*_BASE_TEXT, "extra", "text", "chunk", "vector"}
+        stale = [n for n in have if n not in fixed and (n not in want or have[n] != want[n].type)]
+        if stale:
+            table.drop_columns(stale)
+        missing = [f for n, f in want.items() if n not in have or n in stale]
+        if missing:
+            table.add_columns(pa.schema(missing))
 
     def _write(self, source: str, rows: list[dict[str, Any]], replace: bool) -> Any:
         table = self._open()

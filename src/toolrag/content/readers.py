@@ -15,6 +15,7 @@ import datetime as dt
 import io
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,7 +159,8 @@ def _image(path: Path) -> Unit:
 
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")
     image = open_grayscale(path)
-    text = str(pytesseract.image_to_string(image, config="--psm 6"))
+    words = pytesseract.image_to_data(image, config="--psm 6", output_type=pytesseract.Output.DICT)
+    text = ocr_lines(words)
     if not text.strip():
         raise _fail(
             path,
@@ -166,6 +168,30 @@ def _image(path: Path) -> Unit:
             "Check that the scan is legible (300 dpi or more).",
         )
     return Unit(text=text.strip())
+
+
+OCR_MIN_CONFIDENCE = 60.0  # a line whose words average less is drawing noise, not text
+_WORD = re.compile(r"[^\W_]{2,}")
+
+
+def ocr_lines(words: dict[str, list[Any]]) -> str:
+    """The text of Tesseract's ``image_to_data`` output, line by line, keeping a line only
+    when its words' mean confidence reaches ``OCR_MIN_CONFIDENCE`` and it holds a word of two
+    letters or digits. The lines of a drawing's linework ("‘oO ® © ® ©", "| |") go; a line of
+    text keeps all its words, its less certain ones too ("DO NOT SCALE")."""
+    lines: dict[tuple[int, int, int], list[tuple[str, float]]] = {}
+    for i, word in enumerate(words.get("text") or []):
+        if not str(word).strip():
+            continue
+        key = (int(words["block_num"][i]), int(words["par_num"][i]), int(words["line_num"][i]))
+        lines.setdefault(key, []).append((str(word).strip(), float(words["conf"][i])))
+    kept = []
+    for line in lines.values():
+        confidence = sum(c for _, c in line) / len(line)
+        text = " ".join(w for w, _ in line)
+        if confidence >= OCR_MIN_CONFIDENCE and _WORD.search(text):
+            kept.append(text)
+    return "\n".join(kept)
 
 
 def open_grayscale(path: Path) -> Any:

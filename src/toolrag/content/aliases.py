@@ -1,0 +1,108 @@
+"""The values of a keyword field and the other names each goes by (an alias file).
+
+A keyword value is named many ways: a code and its names (``GRB-107``, "Summit Ridge Hotel"),
+or a code read by OCR with stray spaces (``GRB-1 07``). :class:`KeywordValues` resolves what a
+file or a tool call gives to one indexed value; :func:`load_aliases` reads an alias file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+import yaml
+
+from toolrag.errors import ConfigError
+from toolrag.text import bounded
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+class KeywordValues:
+    """The values of a keyword field and the other names each goes by."""
+
+    def __init__(self, values: list[str], aliases: dict[str, list[str]] | None = None) -> None:
+        self.names: dict[str, list[str]] = {v: [v] for v in values}
+        for value, names in (aliases or {}).items():
+            self.names.setdefault(value, [value]).extend(names)
+
+    def resolve(self, given: str) -> str | None:
+        """The value ``given`` names: exactly (any case and punctuation), then as the only
+        value that is the same with spaces left out (``GRB-1 07`` as OCR reads ``GRB-107``),
+        else as the only value whose name holds it or holds all its words; None when none or
+        several fit."""
+        wanted = _norm(bounded(given, 200))
+        if not wanted:
+            return None
+        for value, names in self.names.items():
+            if any(_norm(n) == wanted for n in names):
+                return value
+        words = set(wanted.split())
+        compact = wanted.replace(" ", "")
+        for test in (
+            lambda n: _norm(n).replace(" ", "") == compact,
+            lambda n: wanted in _norm(n),
+            lambda n: words <= set(_norm(n).split()),
+        ):
+            hits = {v for v, names in self.names.items() if any(test(n) for n in names)}
+            if len(hits) == 1:
+                return hits.pop()
+        return None
+
+    def question_names(self) -> dict[str, list[str]]:
+        """Each value with the words that name it in a question: its names, and each
+        two-word run of a name that no other value's names hold ("Summit Ridge" for the
+        Summit Ridge Hotel; not "Office Building" when two names hold it)."""
+
+        def pairs(names: list[str]) -> set[str]:
+            out: set[str] = set()
+            for name in names:
+                words = _norm(name).split()
+                out |= {" ".join(words[i : i + 2]) for i in range(len(words) - 1)}
+            return out
+
+        counts: dict[str, int] = {}
+        for names in self.names.values():
+            for pair in pairs(names):
+                counts[pair] = counts.get(pair, 0) + 1
+        return {
+            value: [*dict.fromkeys(names), *sorted(x for x in pairs(names) if counts[x] == 1)]
+            for value, names in self.names.items()
+        }
+
+    def closest(self, given: str, n: int = 5) -> list[str]:
+        wanted = _norm(bounded(given, 200))
+        labels = {value: " / ".join(dict.fromkeys(names)) for value, names in self.names.items()}
+        ranked = sorted(
+            labels.items(),
+            key=lambda kv: (
+                -max(
+                    difflib.SequenceMatcher(None, wanted, _norm(x)).ratio()
+                    for x in self.names[kv[0]]
+                )
+            ),
+        )
+        return [label for _, label in ranked[:n]]
+
+
+def load_aliases(path: Path) -> dict[str, list[str]]:
+    """An alias file: ``{values: [{value: V, names: [N, ...]}]}``, or the sample's
+    ``{projects: [{code: V, name: N}]}``."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(
+            f"The alias file {path} cannot be read: {exc}",
+            hint="Fix the file or the collection's aliases.",
+        ) from exc
+    out: dict[str, list[str]] = {}
+    for item in data.get("values") or []:
+        if isinstance(item, dict) and item.get("value"):
+            out[str(item["value"])] = [str(n) for n in item.get("names") or []]
+    for item in data.get("projects") or []:
+        if isinstance(item, dict) and item.get("code"):
+            out[str(item["code"])] = [str(item["name"])] if item.get("name") else []
+    return out
