@@ -150,6 +150,13 @@ class CollectionSpec(BaseModel):
         "block's TITLE line); default: the reader's title, else the first line of text.",
     )
     chunking: Chunking = Field(default_factory=Chunking)
+    passage_chars: int = Field(
+        1200,
+        ge=0,
+        le=8000,
+        description="Characters of each passage's text a search returns (0: none, when the "
+        "fields say it all, as a title block's do).",
+    )
     fields: list[FieldSpec] = Field(default_factory=list)
     filters: list[str] = Field(default_factory=list, description="Fields the tool filters by.")
     examples: list[str] = Field(default_factory=list, description="Example user requests.")

@@ -25,11 +25,11 @@ from toolrag.content.aliases import KeywordValues, load_aliases
 from toolrag.content.collection_index import CollectionIndex, FieldFilters
 from toolrag.content.collection_spec import CollectionSpec, FieldSpec
 from toolrag.content.fields import FieldValueError, coerce
+from toolrag.content.index import Hit
 from toolrag.text import bounded
 from toolrag.tools.result import ErrorCode, Source, ToolResult
 
 MAX_ENUM = 30
-PASSAGE_CHARS = 1200
 LIST_FACTOR = 3  # a filtered search returns up to this many times top_k matches
 MORE_CHARS = 300  # of the text of each match past top_k
 MAX_LISTED = 30  # units a call with filters and no query lists
@@ -185,17 +185,7 @@ class CollectionSearch:
             return ToolResult.ok(
                 [], suggestion=note or "No passage matched; drop a filter or reword."
             )
-        data = [
-            {
-                "doc_id": h.doc_id,
-                "title": h.title,
-                "file": h.source,
-                **h.extra,
-                "score": h.score,
-                "text": h.text[: PASSAGE_CHARS if i < shown else MORE_CHARS],
-            }
-            for i, h in enumerate(hits)
-        ]
+        data = [self._shown(h, full=i < shown) for i, h in enumerate(hits)]
         sources = [
             Source(
                 file=h.source,
@@ -207,6 +197,19 @@ class CollectionSearch:
             for h in hits
         ]
         return ToolResult.ok(data, sources=sources, suggestion=note)
+
+    def _shown(self, hit: Hit, full: bool) -> dict[str, Any]:
+        """One match as the model reads it: its id (unless it is the file), title, file,
+        fields (but the one that is its title), score and text (``passage_chars`` of it for
+        the first ``top_k``, less for the rest of a list)."""
+        limit = self.spec.passage_chars if full else min(MORE_CHARS, self.spec.passage_chars)
+        row: dict[str, Any] = {} if hit.doc_id == hit.source else {"doc_id": hit.doc_id}
+        row |= {"title": hit.title, "file": hit.source}
+        row |= {k: v for k, v in hit.extra.items() if k != self.spec.title_field}
+        row["score"] = hit.score
+        if limit:
+            row["text"] = hit.text[:limit]
+        return row
 
     def _filters(self, given: dict[str, Any], notes: list[str]) -> FieldFilters | ToolResult:
         """The filters to search with, or the failure to return. A keyword value that names
