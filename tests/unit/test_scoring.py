@@ -38,6 +38,9 @@ def test_id_shapes_are_whole_tokens() -> None:
     assert ids_in("FP-101, S-201, GRB-107, RFI-101-014, s-301", ["S-201"]) == {"S-201", "S-301"}
     assert ids_in("RFI-101-014 and RFI-101-015-A", ["RFI-101-014"]) == {"RFI-101-014"}
     assert "\\d{3}" in id_shape("S-201")
+    # a file name's parts are read as a person reads them
+    assert ids_in("POOL DECK (GRB-107_S-202.png)", ["S-201"]) == {"S-202"}
+    assert ids_in("GRB-107_S-202.png", ["GRB-101"]) == {"GRB-107"}
 
 
 @pytest.mark.parametrize(

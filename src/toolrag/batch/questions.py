@@ -122,9 +122,10 @@ def _keyword_found(keyword: str, got: str, numbers: list[float]) -> bool:
 
 def id_shape(identifier: str) -> str:
     """A regex for identifiers shaped like this one: letters for letters, digits for digits,
-    the same separators, and no word character or joined part on either side, so the shape of
+    the same separators, and no letter, digit or joined part on either side, so the shape of
     "S-201" finds "A-101" but not the "RB-107" inside "GRB-107" or "RFI-101" inside
-    "RFI-101-014"."""
+    "RFI-101-014". An underscore separates, as a person reads a file name: "GRB-107_S-202.png"
+    names sheet S-202."""
     parts = []
     for run in re.findall(r"[A-Za-z]+|\d+|[^A-Za-z\d]", identifier.strip()):
         if run.isalpha():
@@ -133,7 +134,7 @@ def id_shape(identifier: str) -> str:
             parts.append(f"\\d{{{len(run)}}}")
         else:
             parts.append(re.escape(run))
-    return r"(?<![\w-])" + "".join(parts) + r"(?![\w]|-[A-Za-z\d])"
+    return r"(?<![A-Za-z\d-])" + "".join(parts) + r"(?![A-Za-z\d]|-[A-Za-z\d])"
 
 
 def ids_in(text: str, like: list[str]) -> set[str]:
