@@ -160,3 +160,23 @@ def test_a_loop_broken_by_the_repair_turn_gets_its_answer(
     answer = tb.ask("What is the retainage on GRB-105?")
     assert answer.loops_stopped == 1 and answer.repairs == 1
     assert answer.trace[-1].success and answer.answer == "Retainage is 10%."
+
+
+def test_data_found_then_unreadable_replies_is_answered_from_the_result(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """The model reads the schedule, then writes replies that cannot be read, the repair turn
+    included: the answer is read from the result by one tool-free completion."""
+    call = react("get_project_schedule", {"project": "GRB-107", "milestone": "substantial"})
+    read = "Substantial completion of the Summit Ridge Hotel is planned for 2027-01-29."
+    tb = toolbox_factory([call, "%%% ???", "%%% ???", read])
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert answer.unreadable == 2 and answer.repairs == 1
+    assert answer.answer == read
+    last = tb.llm.prompts[-1][-1].content or ""  # type: ignore[attr-defined]
+    assert "from this tool result only" in last and "2027-01-29" in last
+    # a read with a figure the result lacks is refused: the explanation stays
+    guess = "The hotel has lost 45 working days to weather."
+    tb = toolbox_factory([call, "%%% ???", "%%% ???", guess])
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert answer.answer.startswith("I could not answer: the model's replies could not be read")

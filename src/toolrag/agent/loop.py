@@ -565,6 +565,7 @@ async def run_agent(
     # every tool result's whole text (the router's too): the figures an answer may give
     read: list[str] = [str(getattr(s, "observation", "")) for s in reasoning]
     figures_asked: list[str] = []  # the unread figures one more turn was asked to fix
+    unreadable_end = False  # the run ended on replies that could not be read
     for attempt in range(max_repairs + 1 + bool(parts)):
         ctx = None
         if attempt == 0 and reasoning and isinstance(agent, ReActAgent):
@@ -616,6 +617,7 @@ async def run_agent(
             answer.answer = UNREADABLE_ANSWER.format(
                 count=answer.unreadable, found=_found(answer.trace)
             )
+            unreadable_end = True
             break
         unread = unread_figures(text, question, "\n".join(read)) if read else []
         if attempt and len(answer.trace) == steps_before_repair:
@@ -673,6 +675,18 @@ async def run_agent(
     # The workflow counts model steps; at the cap it asks the model for a final answer
     # (early_stopping_method="generate") instead of raising.
     answer.stopped_early = answer.llm_calls >= max_iterations
+    data = [s for s in answer.trace if s.success and not s.empty]
+    if (
+        data
+        and agent.llm is not None
+        and (unreadable_end or (answer.stopped_early and answer.unreadable))
+    ):
+        # the model found data, then could not write a reply that reads: what it wrote at
+        # the step cap is a guess, and "could not be read" no answer; read the answer from
+        # the result (kept only when its figures are the result's)
+        answer.llm_calls += 1
+        if text := await answer_from_result(agent.llm, question, data[-1]):
+            answer.answer = text
     answer.seconds = round(time.perf_counter() - started, 3)
     if final_event:
         emit_answer(answer)
