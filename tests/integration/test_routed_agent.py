@@ -149,3 +149,19 @@ def test_a_question_no_tool_fits_is_answered_without_tools(
     assert plain.answer == "Paris." and plain.trace == [] and plain.tools_offered == []
     system = tb.llm.prompts[0][0].content or ""  # type: ignore[attr-defined]
     assert system.startswith("No tool fits this question") and "Action" not in system
+
+
+def test_unreadable_replies_after_the_router_found_data_are_answered_from_it(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """The router's call found the schedule; the agent then writes replies that cannot be
+    read: the answer is read from the router's result, with no tools."""
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-107"}}]}  # fmt: skip
+    read = "Substantial completion of the Summit Ridge Hotel is planned for 2027-01-29."
+    tb = _routed(toolbox_factory([json.dumps(decision), "%%% ???", "%%% ???", read]))
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert [s.tool for s in answer.trace] == [SCHEDULE] and answer.unreadable == 2
+    assert answer.answer == read
+    last = tb.llm.prompts[-1][-1].content or ""  # type: ignore[attr-defined]
+    assert "from this tool result only" in last and "2027-01-29" in last

@@ -508,13 +508,15 @@ async def run_agent(
     memory: ChatMemoryBuffer | None = None,
     final_event: bool = True,
     reasoning: Sequence[BaseReasoningStep] = (),
+    prior: Sequence[TraceStep] = (),
 ) -> Answer:
     """Run one question through the agent and collect the answer, sources and trace.
     ``memory`` carries a conversation's earlier turns (a fresh buffer when None). Events go
     to the current listener (:mod:`toolrag.events`); ``final_event=False`` leaves the closing
     ``answer`` event to a caller that completes the answer itself. ``reasoning`` seeds a
     ReActAgent's first run with steps already taken (Thought/Action/Observation), so the model
-    continues from them in the format it was prompted with.
+    continues from them in the format it was prompted with; ``prior`` are the steps taken
+    before this run (the router's calls), whose results an answer may be read from.
 
     When the question asks several things and no tool was called for one of its parts (the
     retriever's ``last_parts``: each part with its best tool), the model gets one more turn
@@ -675,7 +677,7 @@ async def run_agent(
     # The workflow counts model steps; at the cap it asks the model for a final answer
     # (early_stopping_method="generate") instead of raising.
     answer.stopped_early = answer.llm_calls >= max_iterations
-    data = [s for s in answer.trace if s.success and not s.empty]
+    data = [s for s in (*prior, *answer.trace) if s.success and not s.empty]
     if (
         data
         and agent.llm is not None

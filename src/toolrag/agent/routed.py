@@ -238,6 +238,15 @@ async def ask_routed(
         run_id=run.run_id,
         final_event=False,
         reasoning=reasoning,
+        # the router's results whole (the trace keeps 600 characters of each)
+        prior=[
+            step.model_copy(update={"observation": str(obs.observation)})
+            for step, obs in zip(
+                first,
+                [r for r in reasoning if isinstance(r, ObservationReasoningStep)],
+                strict=True,
+            )
+        ],
     )
     for step in answer.trace:
         step.step += len(first)
