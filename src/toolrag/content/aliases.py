@@ -54,12 +54,12 @@ class KeywordValues:
 
     def question_names(self) -> dict[str, list[str]]:
         """Each value with the words that name it in a question: its names, and each
-        two-word run of a name that no other value's names hold ("Summit Ridge" for the
-        Summit Ridge Hotel; not "Office Building" when two names hold it)."""
+        two-word run of its other names that no other value's names hold ("Summit Ridge" for
+        the Summit Ridge Hotel; not "Office Building" when two names hold it)."""
 
         def pairs(names: list[str]) -> set[str]:
             out: set[str] = set()
-            for name in names:
+            for name in names[1:]:  # names[0] is the value itself
                 words = _norm(name).split()
                 out |= {" ".join(words[i : i + 2]) for i in range(len(words) - 1)}
             return out

@@ -120,7 +120,7 @@ class CollectionLoader(Loader):
         return [self._record(source, path, unit) for unit in units]
 
     def _record(self, source: str, path: Path, unit: Unit) -> Record:
-        values: dict[str, str] = {}
+        values: dict[str, str | float] = {}
         for spec in self.spec.fields:
             try:
                 value = coerce(spec, raw_value(spec, unit, source))
@@ -133,18 +133,14 @@ class CollectionLoader(Loader):
             if value is not None and spec.name in self.aliases:
                 value = self._canonical(path, spec.name, str(value))
             if value is not None:
-                values[spec.name] = json.dumps(value)
+                values[spec.name] = value
         props = unit.properties
-        named = self.spec.title_field and values.get(self.spec.title_field)
-        title = str(
-            (json.loads(named) if named else None)
-            or props.get("title")
-            or _first_line(unit.text)
-            or path.stem
-        )
+        named = values.get(self.spec.title_field) if self.spec.title_field else None
+        title = str(named or props.get("title") or _first_line(unit.text) or path.stem)
         # a row's own id (its id_column) names it; else the file, and the page or row
         doc_id = str(props.get("id") or (f"{source}#{unit.part}" if unit.part else source))
-        return Record(doc_id=doc_id, text=unit.text, title=title[:300], extra=values)
+        extra = {name: json.dumps(value) for name, value in values.items()}
+        return Record(doc_id=doc_id, text=unit.text, title=title[:300], extra=extra)
 
     def _canonical(self, path: Path, field: str, value: str) -> str:
         """The alias file's value that ``value`` names; ``value`` itself, with a report

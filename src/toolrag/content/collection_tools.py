@@ -169,8 +169,10 @@ class CollectionSearch:
                     "to list what it matches.",
                 )
             # no query: each unit the filters match (its first chunk), in the files' order
-            rows = self.index.rows(built, limit=MAX_LISTED * 20)
-            hits = list({h.doc_id: h for h in reversed(rows)}.values())[::-1]
+            firsts: dict[str, Hit] = {}
+            for row in self.index.rows(built, limit=MAX_LISTED * 20):
+                firsts.setdefault(row.doc_id, row)
+            hits = list(firsts.values())
             if len(hits) > MAX_LISTED:
                 hits = hits[:MAX_LISTED]
                 notes.append(f"The first {MAX_LISTED} matches; add a query or a filter.")

@@ -359,7 +359,7 @@ class ContentIndex:
         keeps its rows."""
         have = {f.name: f.type for f in table.schema}
         want = {f.name: f for f in self._metadata_fields()}
-        fixed = {*_BASE_TEXT, "extra", "text", "chunk", "vector"}
+        fixed = {f.name for f in self._schema(1)} - set(want)
         stale = [n for n in have if n not in fixed and (n not in want or have[n] != want[n].type)]
         if stale:
             table.drop_columns(stale)

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel
 
+from toolrag.content.aliases import KeywordValues
 from toolrag.errors import InputError
 from toolrag.text import MAX_QUERY_CHARS, bounded
 
@@ -48,20 +49,8 @@ class ProjectCatalog(BaseModel):
         """Each project's code with the words that name it in a question: its code, its name,
         and each two-word run of its name that no other project's name holds ("Summit
         Ridge" for the Summit Ridge Hotel, not "Office Building" when two names hold it)."""
-
-        def pairs(name: str) -> set[str]:
-            words = _norm(name).split()
-            return {" ".join(words[i : i + 2]) for i in range(len(words) - 1)}
-
-        counts: dict[str, int] = {}
-        for p in self.projects:
-            for pair in pairs(p.name):
-                counts[pair] = counts.get(pair, 0) + 1
-        return {
-            p.code: [p.code, *([p.name] if p.name else []),
-                     *sorted(x for x in pairs(p.name) if counts[x] == 1)]
-            for p in self.projects
-        }  # fmt: skip
+        names = {p.code: [p.name] if p.name else [] for p in self.projects}
+        return KeywordValues(list(names), names).question_names()
 
     def name_of(self, code: str) -> str:
         return next((p.name for p in self.projects if p.code == code), "")
