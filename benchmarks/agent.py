@@ -402,7 +402,6 @@ def main() -> None:
         "question_sets": {qset: [q.id for q in chosen if set_of[q.id] == qset] for qset in sets},
         "gate": tb.gate.model_dump(),
         "agent_mode": runner.default_mode,
-        "content_types": settings.content_types,
         "collections": [c.name for c in sample.collections],
         "collections_file": str(settings.resolved_collections_file),
         "warmup": WARMUP,
@@ -421,8 +420,6 @@ def main() -> None:
         seed=args.seed if args.seed != 7 else 0,
         # an OpenAI-compatible server (TOOLRAG_LLM_PROVIDER=openai_like) rather than in process
         llm="server" if type(tb.llm).__name__ == "ServerLLM" else "",
-        # the sample's content from its declared collections (TOOLRAG_COLLECTIONS_FILE)
-        content="collections" if not settings.content_types else "",
     )
     write_result(name, report)
 

@@ -4,8 +4,7 @@ written to ``benchmarks/results/demo.json``.
 
     python -m benchmarks.demo [--limit 8]
     python -m benchmarks.demo --report runs/demo.json   # record a report `toolrag demo` wrote
-    TOOLRAG_CONTENT_TYPES='[]' TOOLRAG_COLLECTIONS_FILE=toolspecs/collections.sample.yaml \
-        python -m benchmarks.demo --name demo_collections  # the sample from its collections
+    python -m benchmarks.demo --name demo_x            # under another name (an experiment)
 
 The demo answers questions of one setup only (toolrag's defaults); the baselines of the same
 questions are in ``benchmarks/agent.py``'s result file.

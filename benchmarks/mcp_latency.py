@@ -57,7 +57,7 @@ def main() -> None:
         build_sqlite(ROOT / "data" / "db" / "seed.sql", db)
         env = serve_env(db, url, tmp)
         settings = Settings(
-            content_types=[],
+            collections_file=tmp / "no-collections.yaml",
             database_url=f"sqlite:///{db}",
             index_dir=tmp / "indexes",
             state_dir=tmp / "state-inproc",

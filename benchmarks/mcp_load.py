@@ -210,7 +210,7 @@ def serve_env(database: Path, field_api_url: str, tmp: Path) -> dict[str, str]:
     """The environment of a ``toolrag mcp serve`` over ``database`` (SQLite) and the field API
     at ``field_api_url``, its indexes and state in ``tmp``, no content indexes."""
     return {k: v for k, v in os.environ.items() if not k.startswith("TOOLRAG_")} | {
-        "TOOLRAG_CONTENT_TYPES": "[]",
+        "TOOLRAG_COLLECTIONS_FILE": str(tmp / "no-collections.yaml"),
         "TOOLRAG_DATABASE_URL": f"sqlite:///{database}",
         "TOOLRAG_FIELD_API_URL": field_api_url,
         "TOOLRAG_INDEX_DIR": str(tmp / "indexes"),

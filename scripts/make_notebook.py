@@ -25,24 +25,29 @@ CELLS = [
         "from toolrag import Toolbox\n\ntb = Toolbox()\n"
         "tb.settings.data_dir, tb.settings.index_dir",
     ),
-    ("md", "## 1. Content indexes\n\n`index()` is incremental: unchanged files are skipped."),
+    (
+        "md",
+        "## 1. Content indexes\n\nThe collections of `toolspecs/collections.yaml`, each in its "
+        "own LanceDB table; `index()` is incremental: unchanged files are skipped.",
+    ),
     (
         "code",
         "reports = tb.index()\n"
         "for r in reports:\n"
-        "    print(f'{r.content_type:<11} rows={r.rows_total:>4} added={len(r.added)} '\n"
+        "    print(f'{r.collection:<11} rows={r.rows_total:>4} added={len(r.added)} '\n"
         "          f'updated={len(r.updated)} unchanged={r.unchanged} errors={len(r.errors)}')",
     ),
     (
         "md",
         "## 2. Hybrid search with scores\n\nDense (cosine) and BM25 rankings fused by "
-        "reciprocal rank; filters are validated metadata.",
+        "reciprocal rank; filters are the collection's typed fields.",
     ),
     (
         "code",
-        "from toolrag import SearchFilters\n\n"
-        "hits = tb.indexes['documents'].search('liquidated damages per calendar day', k=5,\n"
-        "                                      filters=SearchFilters(doc_type='contract'))\n"
+        "from toolrag import FieldFilters\n\n"
+        "documents = tb.collection_indexes['documents']\n"
+        "hits = documents.search('liquidated damages per calendar day', k=5,\n"
+        "                        filters=FieldFilters(equals={'document_type': 'contract'}))\n"
         "for h in hits:\n"
         "    print(f'{h.score:.4f} cos={h.similarity} {h.doc_id:<18} {h.source}')",
     ),
@@ -50,10 +55,10 @@ CELLS = [
     (
         "code",
         "tools = {t.metadata.name: t for t in tb.tools()}\n"
-        "r = tools['search_blueprints'].call(description='framing plan', "
+        "r = tools['search_blueprints'].call(query='framing plan', "
         "start_date='2026-01-01', end_date='2026-03-31')\n"
         "for row in r.raw_output.data:\n"
-        "    print(row['sheet'], row['title'], row['revision_date'], row['project'])",
+        "    print(row['sheet'], row['title'], row['date'], row['project'])",
     ),
     (
         "md",

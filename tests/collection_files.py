@@ -53,7 +53,6 @@ def corpus_settings(root: Path, **overrides: Any) -> Any:
         "index_dir": root / "indexes",
         "state_dir": root / "state",
         "toolspecs_dir": root / "toolspecs",
-        "content_types": [],
         "llm_provider": "scripted",
     }
     return Settings(**{**values, **overrides})

@@ -8,8 +8,9 @@ from toolrag.agent.loop import Answer, TraceStep
 from toolrag.batch.questions import Question, load_questions
 from toolrag.batch.run import BatchRecord, BatchSummary, load_batch_questions, run_batch
 from toolrag.cards.card import ToolCard, load_yaml_cards
+from toolrag.content.collection_index import FieldFilters
 from toolrag.content.collection_spec import CollectionSpec, FieldSpec
-from toolrag.content.index import ContentIndex, SearchFilters
+from toolrag.content.index import ContentIndex
 from toolrag.errors import ConfigError, IndexMissingError, InputError, ToolragError
 from toolrag.evaluation.docs_eval import run_docs_eval
 from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport
@@ -41,6 +42,7 @@ __all__ = [
     "ContentIndex",
     "ErrorCode",
     "ExampleStore",
+    "FieldFilters",
     "FieldSpec",
     "IdempotencyStore",
     "IndexMissingError",
@@ -53,7 +55,6 @@ __all__ = [
     "Router",
     "ScriptedFunctionLLM",
     "ScriptedLLM",
-    "SearchFilters",
     "Settings",
     "Source",
     "Stages",

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -21,9 +21,15 @@ from pydantic_settings import (
 
 from toolrag.errors import ConfigError
 from toolrag.profiles import AgentProfile
-from toolrag.types import ContentType
 
-ALL_CONTENT_TYPES: tuple[ContentType, ...] = ("documents", "blueprints", "schedules")
+# settings of earlier releases, and what replaced them (a config that sets one is refused)
+REMOVED_SETTINGS = {
+    "content_types": "the content is the collections declared in collections_file "
+    "(toolspecs/collections.yaml; docs/collections.md): leave a collection out of that file "
+    "instead, or point TOOLRAG_COLLECTIONS_FILE at an empty one",
+    "projects_file": "a keyword field's names come from its alias file (the field's "
+    "aliases: in collections.yaml; docs/collections.md)",
+}
 
 LLMProvider = Literal["auto", "local", "openai", "openai_like", "scripted"]
 
@@ -111,10 +117,6 @@ class Settings(BaseSettings):
         "writes.",
     )
     cache_dir: Path = Field(default_factory=_default_cache_dir, description="Model cache.")
-    projects_file: Path | None = Field(
-        None, description="YAML with a 'projects' list (code, name); default data_dir/domain.yaml."
-    )
-
     toolspecs_dir: Path = Field(
         Path("toolspecs"), description="Tool definitions: sql.yaml, OpenAPI documents, cards."
     )
@@ -131,13 +133,6 @@ class Settings(BaseSettings):
         ),
     )
 
-    content_types: list[ContentType] = Field(
-        default_factory=lambda: list(ALL_CONTENT_TYPES),
-        description=(
-            "Content types indexed from data_dir and searched by the agent; [] for a toolbox "
-            "of only SQL and REST tools."
-        ),
-    )
     compute_tools: bool = Field(
         False,
         description="Add the compute tools (days_between, date_shift, compare_values, "
@@ -169,6 +164,20 @@ class Settings(BaseSettings):
         le=1.0,
         description="With tool_gate=auto: the share of written requests the gate keeps tools for.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_removed_settings(cls, data: Any) -> Any:
+        """A setting of an earlier release is an error that says what replaced it, not a
+        value silently ignored."""
+        given = set(data) if isinstance(data, dict) else set()
+        given |= {k[len("TOOLRAG_") :].lower() for k in os.environ if k.startswith("TOOLRAG_")}
+        for name in sorted(given & set(REMOVED_SETTINGS)):
+            raise ConfigError(
+                f"The setting {name} (TOOLRAG_{name.upper()}) was removed.",
+                hint=REMOVED_SETTINGS[name][:1].upper() + REMOVED_SETTINGS[name][1:] + ".",
+            )
+        return data
 
     @field_validator("tool_gate")
     @classmethod
@@ -245,10 +254,6 @@ class Settings(BaseSettings):
         return self.cache_dir / "models"
 
     @property
-    def resolved_projects_file(self) -> Path:
-        return self.projects_file or self.data_dir / "domain.yaml"
-
-    @property
     def resolved_collections_file(self) -> Path:
         """``collections_file``, else ``toolspecs_dir/collections.yaml``."""
         return self.collections_file or self.toolspecs_dir / "collections.yaml"
@@ -259,7 +264,7 @@ class Settings(BaseSettings):
 
     @property
     def sample_db_path(self) -> Path:
-        return self.index_dir / "construction.sqlite"
+        return self.index_dir / "sample.sqlite"
 
     @property
     def field_api_state(self) -> Path:

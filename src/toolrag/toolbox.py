@@ -3,7 +3,7 @@
 from toolrag import Toolbox
 tb = Toolbox()                 # settings from TOOLRAG_* env vars / toolrag.toml
 tb.index()                     # build or update the content indexes (incremental)
-answer = tb.ask("When is the Summit Ridge Hotel's substantial completion?")
+answer = tb.ask("What does the handbook say about travel expenses?")
 print(answer.answer, answer.sources, answer.trace)
 """
 
@@ -36,10 +36,7 @@ from toolrag.content.collection_index import CollectionIndex
 from toolrag.content.collection_spec import CollectionSpec, load_collections
 from toolrag.content.collection_tools import CollectionSearch, collection_search
 from toolrag.content.index import BuildRows, ContentIndex, ProgressFn, SyncReport
-from toolrag.content.loaders import LOADERS
-from toolrag.content.projects import ProjectCatalog
 from toolrag.content.retrievers import query_engine_tool
-from toolrag.content.tools import CONTENT_TOOL_TYPES, ContentToolSpec
 from toolrag.errors import IndexMissingError, InputError
 from toolrag.events import AgentEvent, listening
 from toolrag.guard import AuditLog, IdempotencyStore, ToolGuard
@@ -63,10 +60,8 @@ from toolrag.tools.rest.spec import OpenAPIToolSpec, load_rest_configs
 from toolrag.tools.result import ToolResult
 from toolrag.tools.sql.seed import build_sqlite
 from toolrag.tools.sql.spec import SQLSpecConfig, SQLToolSpec
-from toolrag.types import ContentType
 
 T = TypeVar("T")
-CONTENT_TYPES: tuple[ContentType, ...] = ("documents", "blueprints", "schedules")
 MAX_QUESTION_CHARS = MAX_QUERY_CHARS  # every text pattern downstream reads at most this
 
 
@@ -151,19 +146,6 @@ class Toolbox:
         return self._llm
 
     @cached_property
-    def indexes(self) -> dict[ContentType, ContentIndex]:
-        return {
-            ct: ContentIndex(
-                self.settings.index_dir,
-                ct,
-                self.embed,
-                chunk_size=self.settings.chunk_size,
-                chunk_overlap=self.settings.chunk_overlap,
-            )
-            for ct in CONTENT_TYPES
-        }
-
-    @cached_property
     def collections(self) -> list[CollectionSpec]:
         """The declared collections: those given to the constructor, then those of
         ``toolspecs/collections.yaml``. A name used twice is refused."""
@@ -193,30 +175,18 @@ class Toolbox:
                 out[index.spec.tool_name] = search
         return out
 
-    @property
-    def content_types(self) -> list[ContentType]:
-        """The content types this toolbox indexes and searches (``settings.content_types``)."""
-        return [ct for ct in CONTENT_TYPES if ct in self.settings.content_types]
-
-    @property
-    def catalog(self) -> ProjectCatalog:
-        documents = self.indexes["documents"]
-        uses_docs = "documents" in self.content_types and documents.exists()
-        codes = documents.distinct("project") if uses_docs else []
-        return ProjectCatalog.load(self.settings.resolved_projects_file, codes)
-
     # --- indexing -------------------------------------------------------------------------------
     def index(
         self,
         progress: ProgressFn | None = None,
-        content_types: Sequence[ContentType] | None = None,
+        collections: Sequence[str] | None = None,
         *,
         engine: str = "local",
         address: str | None = None,
         actors: int = 2,
     ) -> list[SyncReport]:
-        """Build or update the content indexes and collections from ``settings.data_dir``
-        (incremental); ``content_types`` defaults to ``settings.content_types``. With
+        """Build or update the collections' indexes from ``settings.data_dir`` (incremental;
+        ``collections``: only these, by name) and the sample SQL database. With
         ``engine="ray"`` the changed files are read, chunked and embedded on a Ray cluster
         (``address``, or a local one) by ``actors`` actors, and written here
         (:mod:`toolrag.content.ray_sync`)."""
@@ -236,19 +206,30 @@ class Toolbox:
 
             return ray_build_rows(index, self.settings, actors, address)
 
-        for ct in self.content_types if content_types is None else content_types:
-            loader = LOADERS[ct](self.settings.data_dir)
-            reports.append(self.indexes[ct].sync(loader, progress, build(self.indexes[ct])))
         self._check_collection_names()
-        for index in self.collection_indexes.values() if content_types is None else []:
+        if unknown := set(collections or ()) - set(self.collection_indexes):
+            raise InputError(
+                f"No collection named {', '.join(sorted(unknown))}.",
+                hint="Declared: " + (", ".join(self.collection_indexes) or "none") + ".",
+            )
+        for name, index in self.collection_indexes.items():
+            if collections is not None and name not in collections:
+                continue
             loader = index.loader(self.settings.data_dir)
-            reports.append(index.sync(loader, progress, build(index)))
+            report = index.sync(loader, progress, build(index))
+            if not report.rows_total and not report.errors:
+                report.errors.append(
+                    f"{name}: no file matches its paths ({', '.join(index.spec.paths)}) under "
+                    f"{self.settings.data_dir}; nothing indexed. Fix the paths in "
+                    "collections.yaml, or add the files."
+                )
+            reports.append(report)
         self.database_status = self.build_database()
         for cached in ("tool_index", "sql_spec", "gate", "collection_searches"):
             self.__dict__.pop(cached, None)
-        if "guard" in self.__dict__:  # new projects or disciplines a question can name
+        if "guard" in self.__dict__:  # new field values a question can name
             self.guard.vocabulary = self.filter_vocabulary()
-        if content_types is None:
+        if collections is None:
             self.requests_status = self.write_requests()
         return reports
 
@@ -309,8 +290,9 @@ class Toolbox:
         return "built" if built else "unchanged"
 
     def _check_collection_names(self) -> None:
-        """A collection's tool may not take the name of another tool."""
-        others = {t.metadata.get_name() for t in self._builtin_tools()}
+        """A collection's tool may not take the name of another tool (a SQL, REST or MCP
+        tool, one given to the constructor, or another collection's)."""
+        others = {t.metadata.get_name() for t in [*self._builtin_tools(), *self._own_tools]}
         for spec in self.collections:
             if spec.tool_name in others:
                 raise InputError(
@@ -318,9 +300,14 @@ class Toolbox:
                     "and another tool has that name.",
                     hint="Rename the collection in collections.yaml.",
                 )
+            others.add(spec.tool_name)
 
     def indexed(self) -> bool:
-        return all(self.indexes[ct].exists() for ct in self.content_types)
+        """Every declared collection has its index, and the sample database (when there is
+        one to build) is built."""
+        built = self.settings.database_url or not self.settings.seed_sql.is_file()
+        built = built or self.settings.sample_db_path.is_file()
+        return bool(built) and all(i.exists() for i in self.collection_indexes.values())
 
     def warm_up(self) -> None:
         """Open the indexes and load the models now, not on the first question (a batch calls
@@ -331,25 +318,23 @@ class Toolbox:
         self.guard  # noqa: B018
         self.llm  # noqa: B018
 
+    def missing_collections(self) -> list[str]:
+        """The declared collections with no index yet (never indexed, or no file matched
+        their paths); their search tools are not offered."""
+        return [n for n, i in self.collection_indexes.items() if not i.exists()]
+
     def require_indexes(self) -> None:
-        missing = [ct for ct in self.content_types if not self.indexes[ct].exists()]
-        if missing:
+        """Refuse to answer when collections are declared and none is indexed: the questions
+        are about them. Some indexed is enough (a collection whose paths match no file yet
+        must not stop the others)."""
+        missing = self.missing_collections()
+        if missing and len(missing) == len(self.collection_indexes):
             raise IndexMissingError(
                 f"No {', '.join(missing)} index in {self.settings.index_dir}.",
                 hint="Run `toolrag index` first.",
             )
 
     # --- tools ----------------------------------------------------------------------------------
-    @cached_property
-    def content_spec(self) -> ContentToolSpec:
-        return ContentToolSpec(
-            self.indexes["documents"],
-            self.indexes["blueprints"],
-            self.indexes["schedules"],
-            self.catalog,
-            top_k=self.settings.top_k,
-        )
-
     @cached_property
     def sql_spec(self) -> SQLToolSpec | None:
         """Read-only SQL tools over ``database_url`` (default: the sample SQLite file), limited
@@ -382,14 +367,8 @@ class Toolbox:
         return tools
 
     def _builtin_tools(self) -> list[BaseTool]:
-        """The sample content tools of the enabled content types, and the SQL, REST and
-        MCP tools of ``toolspecs/``."""
-        enabled = set(self.content_types)
-        tools: list[BaseTool] = [
-            t
-            for t in self.content_spec.to_tool_list()
-            if CONTENT_TOOL_TYPES[t.metadata.get_name()] in enabled
-        ]
+        """The SQL, REST and MCP tools of ``toolspecs/``."""
+        tools: list[BaseTool] = []
         if self.sql_spec is not None:
             exposed = set(self.sql_spec.config.expose)
             tools += [t for t in self.sql_spec.to_tool_list() if t.metadata.name in exposed]
@@ -413,16 +392,12 @@ class Toolbox:
         return tools, cards
 
     def tools(self, include_qa: bool = False) -> list[BaseTool]:
-        """The agent's tools: the content search tools, the SQL tools when a database is
-        configured, the REST tools of ``toolspecs/rest.yaml``, and optionally the
-        answer-synthesis tools (one QueryEngineTool per content type, ``ask_documents`` …,
-        and the text-to-SQL ``query_<name>`` tool)."""
+        """The agent's tools: each collection's search tool, the SQL tools when a database is
+        configured, the REST and MCP tools of ``toolspecs/``, the tools given to the
+        constructor, and optionally the answer-synthesis tools (each collection's
+        QueryEngineTool ``ask_<name>``, and the text-to-SQL ``query_<name>`` tool)."""
         tools: list[BaseTool] = list(self._spec_tools())
         if include_qa:
-            tools += [
-                query_engine_tool(self.indexes[ct], self.llm, k=self.settings.top_k)
-                for ct in self.content_types
-            ]
             tools += [
                 query_engine_tool(s.index, self.llm, self.settings.top_k, s.qa_description())
                 for s in self.collection_searches.values()
@@ -441,8 +416,9 @@ class Toolbox:
     def cards(self, include_qa: bool = False) -> list[ToolCard]:
         """The tool cards of :meth:`tools`: name, description and parameters from the code,
         side effects from the REST specs, examples, tags or ``deprecated_by`` from the
-        YAML cards in ``toolspecs/cards/``, and for each content tool what its index holds
-        (``ToolCard.holds``: titles and headings), so questions about the contents find it."""
+        YAML cards in ``toolspecs/cards/``, and for each collection's search tool what its
+        index holds (``ToolCard.holds``: titles and headings), so questions about the
+        contents find it."""
         effects = {n: e for spec in self.rest_specs for n, e in spec.side_effects().items()}
         from_mcp = {c.name: c for c in self.mcp_tools[1]}
         cards = [
@@ -453,11 +429,7 @@ class Toolbox:
         cards = apply_overlays(cards, load_yaml_cards(self.settings.toolspecs_dir / "cards"))
         searches = self.collection_searches
         return [
-            card.model_copy(update={"holds": self.indexes[ct].outline()})
-            if (ct := CONTENT_TOOL_TYPES.get(card.name)) in self.content_types
-            else self._collection_card(card, searches[card.name])
-            if card.name in searches
-            else card
+            self._collection_card(card, searches[card.name]) if card.name in searches else card
             for card in cards
         ]
 
@@ -499,25 +471,25 @@ class Toolbox:
         )
 
     def filter_vocabulary(self) -> Vocabulary:
-        """The filter values a question can name, from the data: projects (code, name and
-        its distinctive word pairs) for every tool's ``project`` parameter, the indexed
-        sheets' disciplines for ``search_blueprints``, and each collection's keyword filters
-        (the values its index holds, with their alias files' names) for its search tool.
-        Enum parameters need none."""
-        blueprints = self.indexes["blueprints"]
-        disciplines = (
-            blueprints.distinct("discipline")
-            if "blueprints" in self.content_types and blueprints.exists()
-            else []
-        )
-        by_tool = {"search_blueprints": {"discipline": FilterValues.of(disciplines)}}
+        """The filter values a question can name, from the data: each collection's keyword
+        filters (the values its index holds, with their alias files' names and distinctive
+        word pairs) for its search tool; and a keyword field with an alias file names the
+        same things for a parameter of that name in any tool (an API's or an MCP server's
+        ``customer``, say, as the documents' ``customer`` field). Enum parameters need none."""
+        by_tool: dict[str, dict[str, FilterValues]] = {}
+        shared: dict[str, dict[str, list[str]]] = {}
         for tool, search in self.collection_searches.items():
-            by_tool[tool] = {
-                field: FilterValues.of(known.question_names())
-                for field, known in search.keywords.items()
-            }
+            by_tool[tool] = {}
+            for name, known in search.keywords.items():
+                names = known.question_names()
+                by_tool[tool][name] = FilterValues.of(names)
+                if search.spec.field(name).aliases:
+                    for value, words in names.items():
+                        merged = shared.setdefault(name, {}).setdefault(value, [])
+                        merged += [w for w in words if w not in merged]
         return Vocabulary(
-            by_parameter={"project": FilterValues.of(self.catalog.aliases())}, by_tool=by_tool
+            by_parameter={name: FilterValues.of(values) for name, values in shared.items()},
+            by_tool=by_tool,
         )
 
     def approver(self) -> Approver | None:
@@ -586,8 +558,9 @@ class Toolbox:
         self._pick_up_requests()
         if not self.tools():
             raise InputError(
-                "The toolbox has no tools: no content types, database or REST API.",
-                hint="Set TOOLRAG_CONTENT_TYPES, TOOLRAG_DATABASE_URL or toolspecs/rest.yaml.",
+                "The toolbox has no tools: no collection, database, REST API or MCP server.",
+                hint="Declare collections in toolspecs/collections.yaml (`toolrag init DIR` "
+                "writes one), or set TOOLRAG_DATABASE_URL or toolspecs/rest.yaml.",
             )
         return question
 
@@ -599,7 +572,7 @@ class Toolbox:
     def content_ready(self) -> bool:
         """The content indexes opened and their fusion weights chosen (once per toolbox), so
         that no search pays for them inside its tool's deadline."""
-        for index in [*self.indexes.values(), *self.collection_indexes.values()]:
+        for index in self.collection_indexes.values():
             if index.exists():
                 index.warm_up()
         return True

@@ -85,7 +85,6 @@ def chinook_toolbox(tmp_path_factory: pytest.TempPathFactory) -> Toolbox:
     settings = Settings(
         data_dir=DATA,
         index_dir=work / "indexes",
-        content_types=[],
         llm_provider="local",
         agent_mode=DEFAULT_MODE,
         compute_tools=False,  # run_sql alone

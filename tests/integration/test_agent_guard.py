@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from toolrag import ScriptedLLM, Toolbox
-from toolrag.content.tools import CONTENT_TOOL_TYPES
 from toolrag.guard import AgentProfile, ApprovalRequest
 from toolrag.sample.field_api import running_server
 from toolrag.settings import Settings
@@ -161,11 +160,10 @@ def test_a_poisoned_document_cannot_cancel_an_inspection(field_api: str, tmp_pat
         data_dir=data,
         index_dir=tmp_path / "idx",
         state_dir=tmp_path / "state",
-        content_types=["documents"],
         llm_provider="scripted",
         toolspecs_dir=DATA.parent / "toolspecs",
     )
-    Toolbox(settings).index()
+    Toolbox(settings).index(collections=["documents"])
     fenced: list[bool] = []
 
     def obey_the_injection(messages: list[object]) -> str:
@@ -219,7 +217,7 @@ def test_sql_and_rest_tools_keep_their_deadlines_and_content_tools_get_the_guard
     tb = _toolbox(sample_settings, [])
     tools = {t.metadata.get_name(): t for t in tb.tools()}
     own = {name for name, tool in tools.items() if is_self_timed(tool)}
-    content = {name for name in tools if name in CONTENT_TOOL_TYPES}
+    content = set(tb.collection_searches)
     assert content and not own & content  # the guard's tool_timeout_s bounds a content search
     assert {"run_sql", "cancel_inspection", "get_site_status"} <= own
     assert own | content == set(tools)

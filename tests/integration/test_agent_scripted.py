@@ -15,7 +15,7 @@ from ..conftest import final, react
 def test_agent_calls_blueprint_tool_with_date_range(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:
-    args = {"description": "structural", "start_date": "2025-01-01", "end_date": "2025-12-31"}
+    args = {"query": "structural", "start_date": "2025-01-01", "end_date": "2025-12-31"}
     tb = toolbox_factory([react("search_blueprints", args), final("See the sheets found.")])
     answer = tb.ask("Which structural sheets were revised in 2025?")
     assert answer.tools_called == ["search_blueprints"]
@@ -26,7 +26,7 @@ def test_agent_calls_blueprint_tool_with_date_range(
     # The model saw the tool's real observation in its next prompt.
     llm = tb.llm
     last_prompt = "\n".join(m.content or "" for m in llm.prompts[-1])  # type: ignore[attr-defined]
-    assert "Observation:" in last_prompt and '"revision_date"' in last_prompt
+    assert "Observation:" in last_prompt and '"discipline"' in last_prompt
 
 
 def test_agent_recovers_from_a_tool_error(toolbox_factory: Callable[..., Toolbox]) -> None:
@@ -39,8 +39,8 @@ def test_agent_recovers_from_a_tool_error(toolbox_factory: Callable[..., Toolbox
     )
     answer = tb.ask("When is substantial completion for the hotel?")
     assert [s.success for s in answer.trace] == [False, True]
-    assert answer.trace[0].error_code == "UNKNOWN_PROJECT"
-    assert "Known projects" in answer.trace[0].observation
+    assert answer.trace[0].error_code == "INVALID_ARGUMENT"
+    assert "closest project: GRB-107 / Summit Ridge Hotel" in answer.trace[0].observation
     assert "2027-01-29" in answer.answer
 
 
@@ -127,7 +127,7 @@ def test_a_call_that_found_data_and_loops_is_answered_from_its_result(
 ) -> None:
     """The model calls the schedule three times for the answer it already has: the run asks it
     to answer from the result, then reads the answer from the result with no tools."""
-    same = react("get_project_schedule", {"project": "GRB-107", "milestone": "substantial"})
+    same = react("get_project_schedule", {"project": "GRB-107", "query": "substantial completion"})
     read = "Substantial completion of the Summit Ridge Hotel is planned for 2027-01-29."
     tb = toolbox_factory([same, same, same, read])
     answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
@@ -144,7 +144,7 @@ def test_a_call_that_found_data_and_loops_is_answered_from_its_result(
 def test_an_answer_read_from_a_loop_with_a_figure_the_result_lacks_is_refused(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:
-    same = react("get_project_schedule", {"project": "GRB-107", "milestone": "substantial"})
+    same = react("get_project_schedule", {"project": "GRB-107", "query": "substantial completion"})
     tb = toolbox_factory([same, same, same, "The hotel has lost 45 working days to weather."])
     answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
     assert answer.loops_stopped == 2
@@ -167,7 +167,7 @@ def test_data_found_then_unreadable_replies_is_answered_from_the_result(
 ) -> None:
     """The model reads the schedule, then writes replies that cannot be read, the repair turn
     included: the answer is read from the result by one tool-free completion."""
-    call = react("get_project_schedule", {"project": "GRB-107", "milestone": "substantial"})
+    call = react("get_project_schedule", {"project": "GRB-107", "query": "substantial completion"})
     read = "Substantial completion of the Summit Ridge Hotel is planned for 2027-01-29."
     tb = toolbox_factory([call, "%%% ???", "%%% ???", read])
     answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")

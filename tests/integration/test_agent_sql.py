@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+import yaml
 from llama_index.core.llms import ChatMessage
 
 from toolrag import ScriptedLLM, Settings, Toolbox
@@ -17,7 +18,7 @@ from toolrag.batch.questions import Question, answer_matches, load_questions
 from toolrag.errors import InputError
 from toolrag.tools.result import ToolResult
 
-from ..conftest import DATA, final, react
+from ..conftest import DATA, REPO, final, react
 
 SQL_QUESTIONS = [
     q
@@ -171,7 +172,6 @@ def test_a_database_only_toolbox_needs_no_content_index(
     settings = Settings(
         data_dir=DATA,
         index_dir=tmp_path / "indexes",  # empty: nothing was indexed
-        content_types=[],
         llm_provider="scripted",
         database_url=f"sqlite:///{construction_sqlite}",
         toolspecs_dir=specs,
@@ -185,8 +185,15 @@ def test_a_database_only_toolbox_needs_no_content_index(
     assert answer.tools_offered == ["run_sql"]
 
 
-def test_content_types_choose_the_content_tools(sample_settings: Settings) -> None:
-    settings = sample_settings.model_copy(update={"content_types": ["schedules"]})
+def test_the_collections_file_chooses_the_content_tools(
+    sample_settings: Settings, tmp_path: Path
+) -> None:
+    spec = yaml.safe_load((REPO / "toolspecs" / "collections.yaml").read_text())
+    spec["collections"] = [c for c in spec["collections"] if c["name"] == "schedules"]
+    (tmp_path / "only-schedules.yaml").write_text(yaml.safe_dump(spec))
+    settings = sample_settings.model_copy(
+        update={"collections_file": tmp_path / "only-schedules.yaml"}
+    )
     names = {t.metadata.name for t in Toolbox(settings).tools()}
     assert "get_project_schedule" in names
     assert not names & {"search_documents", "search_blueprints"}
@@ -196,13 +203,12 @@ def test_a_toolbox_without_tools_says_what_to_configure(tmp_path: Path) -> None:
     settings = Settings(
         data_dir=DATA,
         index_dir=tmp_path / "indexes",
-        content_types=[],
         llm_provider="scripted",
         toolspecs_dir=tmp_path,
     )
     with pytest.raises(InputError, match="no tools") as err:
         Toolbox(settings, llm=ScriptedLLM([final("?")])).ask("How many projects are there?")
-    assert "TOOLRAG_CONTENT_TYPES" in (err.value.hint or "")
+    assert "collections.yaml" in (err.value.hint or "")
 
 
 def test_a_repair_turn_without_a_tool_call_keeps_the_first_answer(

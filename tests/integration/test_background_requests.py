@@ -42,7 +42,6 @@ def _settings(tmp_path: Path, **extra: object) -> Settings:
         index_dir=tmp_path / "indexes",
         state_dir=tmp_path / "state",
         toolspecs_dir=tmp_path / "specs",
-        content_types=[],
         **extra,  # type: ignore[arg-type]
     )
 
@@ -68,11 +67,11 @@ def test_settings_reach_the_writer_process_as_they_were(
     )
     env = background.settings_env(settings)
     assert env["TOOLRAG_API_KEY"] == "sk-secret"  # the value, not pydantic's mask
-    assert json.loads(env["TOOLRAG_CONTENT_TYPES"]) == []
+    assert env["TOOLRAG_TOOLSPECS_DIR"] == str(tmp_path / "specs")
     for var, value in env.items():
         monkeypatch.setenv(var, value)
     again = Settings()  # what the child process reads
-    for name in ("state_dir", "content_types", "tool_gate", "llm_provider", "toolspecs_dir"):
+    for name in ("state_dir", "collections_file", "tool_gate", "llm_provider", "toolspecs_dir"):
         assert getattr(again, name) == getattr(settings, name), name
     assert again.api_key is not None and again.api_key.get_secret_value() == "sk-secret"
 

@@ -283,10 +283,11 @@ def test_the_content_indexes_built_on_ray_hold_the_local_rows(
     reports = on_ray.index(engine="ray", actors=2)
     assert [e for r in reports for e in r.errors] == []
     local = Toolbox(Settings(data_dir=DATA, index_dir=sample_index_dir))
-    for ct in on_ray.content_types:
+    assert list(on_ray.collection_indexes) == ["documents", "blueprints", "schedules"]
+    for ct in on_ray.collection_indexes:
 
         def rows(tb: Toolbox, ct: str = ct) -> dict[str, dict[str, Any]]:
-            return {r["id"]: r for r in tb.indexes[ct].table().to_arrow().to_pylist()}  # type: ignore[index]
+            return {r["id"]: r for r in tb.collection_indexes[ct].table().to_arrow().to_pylist()}
 
         a, b = rows(local), rows(on_ray)
         assert a.keys() == b.keys() and a, ct

@@ -108,8 +108,8 @@ def test_ask_json_prints_only_json(sample_settings: Settings, tmp_path: Path) ->
 def test_ask_prints_brackets_from_the_model_and_the_tools_as_written(
     sample_settings: Settings, tmp_path: Path
 ) -> None:
-    """rich read "[milestone M-104-10]" as markup and dropped it from the sources line."""
-    args = {"project": "Cedar Valley Fire Station 7", "milestone": "substantial completion"}
+    """rich read "[M-104-10]" as markup and dropped it from the sources line."""
+    args = {"project": "Cedar Valley Fire Station 7", "query": "substantial completion"}
     turns = [react("get_project_schedule", args), final("[bold]2025-12-12[/bold] [see M-104-10]")]
     env = scripted_env(sample_settings.index_dir, tmp_path, turns)
     proc = run_cli(
@@ -119,8 +119,8 @@ def test_ask_prints_brackets_from_the_model_and_the_tools_as_written(
     out = " ".join(proc.stdout.split())  # rich wraps long lines
     assert "Q: When did Fire Station 7 reach [substantial] completion?" in out
     assert "A: [bold]2025-12-12[/bold] [see M-104-10]" in out
-    assert "schedules/GRB-104.csv [milestone M-104-" in out
-    assert '"milestone": "substantial completion"' in out
+    assert "schedules/GRB-104.csv [M-104-10]" in out
+    assert '"query": "substantial completion"' in out
 
 
 def test_ask_with_a_gate_says_no_tool_fits(sample_settings: Settings, tmp_path: Path) -> None:

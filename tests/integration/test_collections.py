@@ -42,7 +42,7 @@ def test_every_kind_of_file_is_indexed_and_a_second_run_reads_none(corpus: Path)
         "policies/safety/notice.png",
     }
     assert equipment.count() == 5  # one unit per CSV row
-    again = {r.content_type: r for r in tb.index()}
+    again = {r.collection: r for r in tb.index()}
     assert again["policies"].unchanged == 5 and not again["policies"].changed
     assert again["equipment"].unchanged == 1 and again["equipment"].chunks_written == 0
 
@@ -129,7 +129,8 @@ def test_filters_narrow_rows_and_an_unknown_value_gets_the_closest(corpus: Path)
     assert "EQ-004" not in {r["doc_id"] for r in cheap.data}
     guessed = tb.call("search_policies", query="password length", department="security")
     assert guessed.success and guessed.data[0]["file"] == "policies/it/passwords.html"
-    assert "ran without that filter (closest department:" in (guessed.suggestion or "")
+    assert "(closest department:" in (guessed.suggestion or "")
+    assert "The search ran without that filter." in (guessed.suggestion or "")
     wrong_enum = tb.call("search_equipment", query="hood", status="lost")
     assert not wrong_enum.success and wrong_enum.error_code == "INVALID_ARGUMENT"
     swapped = tb.call(
@@ -162,7 +163,7 @@ def test_bad_files_are_one_line_each_and_nothing_indexed_is_lost(
     (bad / "link.txt").symlink_to(outside)
     shutil.copy(root / "policies" / "safety" / "notice.png", bad / "scan.png")
     monkeypatch.setattr(readers, "tesseract_available", lambda: False)
-    report = {r.content_type: r for r in Toolbox(_settings(root)).index()}["policies"]
+    report = {r.collection: r for r in Toolbox(_settings(root)).index()}["policies"]
     lines = report.errors
     assert len(lines) == 6, lines
 
@@ -205,12 +206,13 @@ def test_own_tools_and_a_clashing_collection_name(tmp_path: Path) -> None:
     assert "count_instruments" in {c.name for c in tb.cards()}
     assert tb.ask("How many instruments are in Lab 2?").tools_called == ["count_instruments"]
     assert tb.guard.audit.count(tool="count_instruments") >= 2  # every call is audited
-    sample_like = Settings(**{**_settings(root).model_dump(), "content_types": ["documents"]})
     (root / "toolspecs" / "collections.yaml").write_text(
-        (root / "toolspecs" / "collections.yaml").read_text().replace("policies", "documents")
+        (root / "toolspecs" / "collections.yaml")
+        .read_text()
+        .replace("name: policies", "name: policies\n    tool: count_instruments")
     )
     with pytest.raises(Exception, match="another tool has that name"):
-        Toolbox(sample_like).index()
+        Toolbox(_settings(root), tools=[tool]).index()
 
 
 def _cli(folder: Path, *args: str, env: dict[str, str] | None = None) -> str:

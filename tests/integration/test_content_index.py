@@ -2,16 +2,47 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import shutil
 from pathlib import Path
 
 import pytest
 
 from toolrag import Settings, Toolbox
-from toolrag.content.index import ContentIndex, SearchFilters
-from toolrag.content.loaders import DocumentLoader, ScheduleLoader
+from toolrag.content.collection_index import CollectionIndex, CollectionLoader, FieldFilters
+from toolrag.content.collection_spec import CollectionSpec
+from toolrag.content.index import ContentIndex
 from toolrag.errors import IndexMissingError
+
+DOCS = CollectionSpec.model_validate(
+    {
+        "name": "documents",
+        "description": "Project documents.",
+        "paths": ["documents/**/*.md"],
+        "fields": [
+            {"name": "project", "type": "keyword", "source": "front_matter:project"},
+            {"name": "document_type", "type": "enum", "source": "front_matter:document_type"},
+            {"name": "date", "type": "date", "source": "front_matter:date"},
+        ],
+        "filters": ["project", "document_type", "date"],
+    }
+)
+SCHEDULES = CollectionSpec.model_validate(
+    {
+        "name": "schedules",
+        "description": "Milestone schedules.",
+        "paths": ["schedules/*.csv"],
+        "reader": "rows",
+        "id_column": "milestone_id",
+        "title_column": "milestone",
+        "chunking": {"size": 0},
+        "fields": [
+            {"name": "project", "type": "keyword", "source": "column:project"},
+            {"name": "planned_finish", "type": "date", "source": "column:planned_finish"},
+            {"name": "responsible", "type": "keyword", "source": "column:responsible"},
+        ],
+        "filters": ["project"],
+    }
+)
 
 DOC = """---
 id: {id}
@@ -84,13 +115,28 @@ def embed():  # the real embedding model, loaded once per process
     return make_embedding(Settings())
 
 
+def _index(
+    tmp_path: Path, embed: object, spec: CollectionSpec = DOCS, **changes: object
+) -> CollectionIndex:
+    changed = CollectionSpec.model_validate({**spec.model_dump(), **changes})
+    return CollectionIndex(tmp_path / "ix", changed, embed)  # type: ignore[arg-type]
+
+
+def _sync(index: CollectionIndex, corpus: Path) -> object:
+    return index.sync(index.loader(corpus))
+
+
+def _doc(project: str, doc_id: str) -> str:
+    return f"documents/{project}/{doc_id}.md"
+
+
 def _ids(index: ContentIndex) -> list[str]:
     return sorted(index.table().to_arrow().column("id").to_pylist())
 
 
 def test_incremental_reindex(corpus: Path, tmp_path: Path, embed: object) -> None:
-    index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
-    loader = DocumentLoader(corpus)
+    index = _index(tmp_path, embed)
+    loader = index.loader(corpus)
     first = index.sync(loader)
     assert len(first.added) == 3 and not first.updated and first.rows_total >= 3
     ids = _ids(index)
@@ -108,64 +154,68 @@ def test_incremental_reindex(corpus: Path, tmp_path: Path, embed: object) -> Non
     )
     (corpus / "documents" / "P-1" / "P-1-RFI.md").unlink()
     third = index.sync(loader)
-    assert third.updated == ["documents/P-2/P-2-CTR.md"]
-    assert third.deleted == ["documents/P-1/P-1-RFI.md"]
+    assert third.updated == [_doc("P-2", "P-2-CTR")]
+    assert third.deleted == [_doc("P-1", "P-1-RFI")]
     assert third.unchanged == 1
     texts = " ".join(index.table().to_arrow().column("text").to_pylist())
     assert "five years" in texts and "two years" not in texts and "anchor bolts" not in texts
-    assert not any(i.startswith("documents/P-1/P-1-RFI.md") for i in _ids(index))
+    assert not any(i.startswith(_doc("P-1", "P-1-RFI")) for i in _ids(index))
 
 
 def test_reopen_without_reembedding(corpus: Path, tmp_path: Path, embed: object) -> None:
-    ContentIndex(tmp_path / "ix", "documents", embed).sync(DocumentLoader(corpus))  # type: ignore[arg-type]
-    reopened = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
-    report = reopened.sync(DocumentLoader(corpus))
-    assert report.chunks_written == 0 and report.unchanged == 3
+    _sync(_index(tmp_path, embed), corpus)
+    report = _sync(_index(tmp_path, embed), corpus)
+    assert report.chunks_written == 0 and report.unchanged == 3  # type: ignore[attr-defined]
 
 
 def test_changed_chunking_reindexes(corpus: Path, tmp_path: Path, embed: object) -> None:
-    ContentIndex(tmp_path / "ix", "documents", embed).sync(DocumentLoader(corpus))  # type: ignore[arg-type]
-    other = ContentIndex(tmp_path / "ix", "documents", embed, chunk_size=100)  # type: ignore[arg-type]
-    report = other.sync(DocumentLoader(corpus))
-    assert len(report.updated) == 3
+    _sync(_index(tmp_path, embed), corpus)
+    other = _index(tmp_path, embed, chunking={"size": 100, "overlap": 10})
+    report = _sync(other, corpus)
+    assert len(report.updated) == 3  # type: ignore[attr-defined]
 
 
-def test_filters_project_type_and_dates(corpus: Path, tmp_path: Path, embed: object) -> None:
-    index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
-    index.sync(DocumentLoader(corpus))
-    hits = index.search("contract terms", k=5, filters=SearchFilters(project="P-2"))
-    assert {h.project for h in hits} == {"P-2"}
-    hits = index.search("anchor bolts", k=5, filters=SearchFilters(doc_type="rfi"))
-    assert [h.doc_id for h in hits] == ["P-1-RFI"]
-    window = SearchFilters(start_date=dt.date(2025, 3, 1), end_date=dt.date(2025, 12, 31))
+def test_filters_keyword_enum_and_dates(corpus: Path, tmp_path: Path, embed: object) -> None:
+    index = _index(tmp_path, embed)
+    _sync(index, corpus)
+    hits = index.search("contract terms", k=5, filters=FieldFilters(equals={"project": "P-2"}))
+    assert {h.extra["project"] for h in hits} == {"P-2"}
+    rfi = FieldFilters(equals={"document_type": "rfi"})
+    assert [h.doc_id for h in index.search("anchor bolts", k=5, filters=rfi)] == [
+        _doc("P-1", "P-1-RFI")
+    ]
+    window = FieldFilters(ranges={"date": ("2025-03-01", "2025-12-31")})
     assert {h.doc_id for h in index.search("document", k=5, filters=window)} == {
-        "P-1-RFI",
-        "P-2-CTR",
+        _doc("P-1", "P-1-RFI"),
+        _doc("P-2", "P-2-CTR"),
     }
     # A filter that matches nothing is an empty result, not an exception.
-    assert index.search("x", filters=SearchFilters(project="NOPE")) == []
+    assert index.search("x", filters=FieldFilters(equals={"project": "NOPE"})) == []
     # Quotes in values cannot break out of the SQL literal.
-    assert index.search("x", filters=SearchFilters(project="P-1' OR '1'='1")) == []
+    sneaky = FieldFilters(equals={"project": "P-1' OR '1'='1"})
+    assert index.search("x", filters=sneaky) == []
 
 
 def test_hybrid_finds_exact_terms(corpus: Path, tmp_path: Path, embed: object) -> None:
-    index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
-    index.sync(DocumentLoader(corpus))
+    index = _index(tmp_path, embed)
+    _sync(index, corpus)
     top = index.search("liquidated damages per day", k=1)[0]
-    assert top.doc_id == "P-1-CTR" and top.similarity is not None and top.score > 0
-    assert index.search("retainage", k=1, mode="bm25")[0].doc_id == "P-1-CTR"
+    assert top.doc_id == _doc("P-1", "P-1-CTR") and top.similarity is not None and top.score > 0
+    assert index.search("retainage", k=1, mode="bm25")[0].doc_id == _doc("P-1", "P-1-CTR")
 
 
-def test_schedule_rows(corpus: Path, tmp_path: Path, embed: object) -> None:
-    index = ContentIndex(tmp_path / "ix", "schedules", embed)  # type: ignore[arg-type]
-    index.sync(ScheduleLoader(corpus))
-    rows = index.rows(SearchFilters(project="P-1"))
+def test_rows_of_a_csv(corpus: Path, tmp_path: Path, embed: object) -> None:
+    index = _index(tmp_path, embed, SCHEDULES)
+    _sync(index, corpus)
+    rows = index.rows(FieldFilters(equals={"project": "P-1"}))
     assert [r.doc_id for r in rows] == ["M-1", "M-2"]
-    assert rows[0].extra["responsible"] == "Smith, J." and rows[1].date == "2025-09-30"
+    assert rows[0].extra["responsible"] == "Smith, J."
+    assert rows[1].extra["planned_finish"] == "2025-09-30"
+    assert rows[1].title == "Substantial completion"
 
 
 def test_missing_index_is_a_clear_error(tmp_path: Path, embed: object) -> None:
-    index = ContentIndex(tmp_path / "empty", "documents", embed)  # type: ignore[arg-type]
+    index = CollectionIndex(tmp_path / "empty", DOCS, embed)  # type: ignore[arg-type]
     with pytest.raises(IndexMissingError, match="toolrag index"):
         index.search("anything")
 
@@ -175,19 +225,22 @@ def test_corrupt_file_is_reported_and_others_indexed(
 ) -> None:
     bad = corpus / "documents" / "P-1" / "broken.md"
     bad.write_bytes(b"---\nid: [unclosed\n---\nbody\xff\xfe")
-    index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
-    report = index.sync(DocumentLoader(corpus))
-    assert len(report.added) == 3 and len(report.errors) == 1
-    assert "broken.md" in report.errors[0] and "toolrag index" in report.errors[0]
+    index = _index(tmp_path, embed)
+    report = _sync(index, corpus)
+    assert len(report.added) == 3 and len(report.errors) == 1  # type: ignore[attr-defined]
+    assert "broken.md" in report.errors[0]  # type: ignore[attr-defined]
 
 
 def test_toolbox_index_copies_sample_subset(tmp_path: Path) -> None:
-    """The toolbox indexes documents and schedules of a data folder it has never seen."""
+    """The toolbox indexes the schedules of a data folder it has never seen."""
     data = tmp_path / "data"
     shutil.copytree(Path(__file__).parents[2] / "data" / "schedules", data / "schedules")
     tb = Toolbox(Settings(data_dir=data, index_dir=tmp_path / "ix"))
-    reports = tb.index(content_types=["schedules"])
+    reports = tb.index(collections=["schedules"])
+    assert [r.collection for r in reports] == ["schedules"]
     assert reports[0].rows_total > 12 * 8 and not reports[0].errors
+    with pytest.raises(Exception, match="No collection named nowhere"):
+        tb.index(collections=["nowhere"])
 
 
 def test_outline_lists_titles_and_headings_once(
@@ -202,9 +255,9 @@ def test_outline_lists_titles_and_headings_once(
         doc_type="specification",
         title="Shotcrete Specification - Pool",
     )
-    index = ContentIndex(tmp_path / "ix", "documents", embed)  # type: ignore[arg-type]
+    index = _index(tmp_path, embed)
     assert index.outline() == []  # nothing indexed yet
-    index.sync(DocumentLoader(corpus))
+    _sync(index, corpus)
     outline = index.outline()
     assert outline[:3] == ["P-1-CTR", "P-1-RFI", "P-2-CTR"]  # titles, by document
     assert outline[3:] == [
@@ -215,7 +268,7 @@ def test_outline_lists_titles_and_headings_once(
     ]
     assert index.outline(limit=2) == outline[:2]
     write_doc(corpus, "P-4", "P-4-CTR", "# Payment and Retainage\n\nTen percent.")
-    index.sync(DocumentLoader(corpus))  # a new version of the table: read again
+    _sync(index, corpus)  # a new version of the table: read again
     assert index.outline()[-2:] == ["P-4-CTR", "Payment and Retainage"]
 
 
@@ -247,7 +300,7 @@ def test_a_content_question_finds_the_tool_through_what_it_holds(
     assert index.retrieve(question, 1)[0].name == "search_documents"
 
 
-def test_a_schedule_saved_by_a_spreadsheet_with_a_bom_loads(tmp_path: Path) -> None:
+def test_a_csv_saved_by_a_spreadsheet_with_a_bom_loads(tmp_path: Path) -> None:
     # Spreadsheet programs write UTF-8 CSV with a byte-order mark before the first header.
     (tmp_path / "schedules").mkdir()
     path = tmp_path / "schedules" / "X-1.csv"
@@ -256,8 +309,8 @@ def test_a_schedule_saved_by_a_spreadsheet_with_a_bom_loads(tmp_path: Path) -> N
         "X-1,X-1-M01,Pour slab,2026-01-05,2026-01-09,complete\n",
         encoding="utf-8",
     )
-    (record,) = ScheduleLoader(tmp_path).load(path)
-    assert record.doc_id == "X-1-M01" and record.project == "X-1"
+    (record,) = CollectionLoader(tmp_path, SCHEDULES).load(path)
+    assert record.doc_id == "X-1-M01" and record.extra["project"] == '"X-1"'
 
 
 def test_two_writers_of_one_content_table_take_turns(corpus: Path, tmp_path: Path) -> None:
@@ -279,9 +332,9 @@ def test_two_writers_of_one_content_table_take_turns(corpus: Path, tmp_path: Pat
     errors: list[BaseException] = []
 
     def sync() -> None:
-        index = ContentIndex(tmp_path / "ix", "documents", SlowEmbedding(embed_dim=8), fusion="rrf")
+        index = CollectionIndex(tmp_path / "ix", DOCS, SlowEmbedding(embed_dim=8), fusion="rrf")
         try:
-            reports.append(index.sync(DocumentLoader(corpus)))
+            reports.append(index.sync(index.loader(corpus)))
         except BaseException as exc:  # the failure is what the test checks
             errors.append(exc)
 
@@ -293,6 +346,6 @@ def test_two_writers_of_one_content_table_take_turns(corpus: Path, tmp_path: Pat
     assert not errors
     assert sorted(len(r.added) for r in reports) == [0, 3]
     assert sorted(r.unchanged for r in reports) == [0, 3]
-    index = ContentIndex(tmp_path / "ix", "documents", MockEmbedding(embed_dim=8), fusion="rrf")
+    index = CollectionIndex(tmp_path / "ix", DOCS, MockEmbedding(embed_dim=8), fusion="rrf")
     ids = _ids(index)
     assert len(ids) == len(set(ids)) == reports[0].rows_total

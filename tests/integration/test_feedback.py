@@ -29,7 +29,7 @@ def test_decisions_are_logged_rated_and_promoted(toolbox_factory: Callable[..., 
     # the third question asks for the Summit Ridge Hotel's structural sheets: a code it does not
     # give would be sent back to the repair round (toolrag.guard.grounding.values), its name is
     # grounded
-    sheets = _decision("Summit Ridge Hotel", "search_blueprints", description="structural")
+    sheets = _decision("Summit Ridge Hotel", "search_blueprints", query="structural")
     tb = toolbox_factory([_decision("GRB-104"), _decision("GRB-101"), sheets])
     seeded = len(tb.example_store)
     assert seeded > 0 and {e.source for e in tb.example_store._examples} >= {"card", "questions"}

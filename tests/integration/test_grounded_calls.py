@@ -224,10 +224,10 @@ def test_a_value_outside_the_listed_ones_is_fitted_and_said(
     (wide,) = tb.ask("Which subcontract documents mention 10 percent retainage?").trace
     assert wide.success and wide.ran_with == {"query": "10 percent retainage"}
     # the observation is cut to 600 characters in the trace; the note survives the cut
-    assert "Left out document_type='subcontracts' (not one of its values: contract," in (
+    assert "Left out document_type='subcontracts' (not one of its values: bid, change_order," in (
         wide.observation
     )
     (spelled,) = tb.ask("Which change orders are about the apparatus bay door?").trace
     assert spelled.success and spelled.ran_with is not None
     assert spelled.ran_with["document_type"] == "change_order"
-    assert set(re.findall(r'"type":"(\w+)"', spelled.observation)) == {"change_order"}
+    assert set(re.findall(r'"document_type":"(\w+)"', spelled.observation)) == {"change_order"}

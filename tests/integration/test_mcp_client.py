@@ -55,7 +55,6 @@ def toolbox_settings(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> Se
         index_dir=tmp / "indexes",
         state_dir=tmp / "state",
         toolspecs_dir=specs,
-        content_types=[],
         llm_provider="scripted",
     )
 

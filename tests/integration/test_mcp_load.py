@@ -92,7 +92,7 @@ def test_calls_blocked_in_their_threads_hold_up_neither_listing_nor_the_door(
     monkeypatch.setenv("TOOLRAG_FIELD_API_URL", mcp_env["url"])
     toolbox = Toolbox(
         Settings(
-            content_types=[],
+            collections_file=mcp_env["tmp"] / "no-collections.yaml",
             database_url=f"sqlite:///{construction_sqlite}",
             index_dir=mcp_env["tmp"] / "indexes-inproc",
             state_dir=mcp_env["tmp"] / "state-inproc",

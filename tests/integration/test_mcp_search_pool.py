@@ -83,13 +83,13 @@ def pool_env(
     tmp = tmp_path_factory.mktemp("mcp_pool")
     specs = tmp / "toolspecs"
     shutil.copytree(REPO / "toolspecs", specs)
+    (specs / "collections.yaml").unlink()  # the pool's tools: no content index to build
     (specs / "bfcl.openapi.json").write_text(json.dumps(pool_openapi(POOL["tools"])))
     with httpbin_server() as bin_url, running_server(DATA, state_path=tmp / "field.sqlite") as url:
         rest = yaml.safe_load((specs / "rest.yaml").read_text())
         rest["apis"].append({"name": "bfcl", "document": "bfcl.openapi.json", "base_url": bin_url})
         (specs / "rest.yaml").write_text(yaml.safe_dump(rest))
         env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLRAG_")} | {
-            "TOOLRAG_CONTENT_TYPES": "[]",
             **TEST_ENV,
             "TOOLRAG_DATABASE_URL": f"sqlite:///{construction_sqlite}",
             "TOOLRAG_FIELD_API_URL": url,
@@ -99,7 +99,6 @@ def pool_env(
             "TOOLRAG_DATA_DIR": str(DATA),
         }
         settings = Settings(
-            content_types=[],
             database_url=env["TOOLRAG_DATABASE_URL"],
             field_api_url=url,
             index_dir=tmp / "indexes",

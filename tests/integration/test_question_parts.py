@@ -17,7 +17,7 @@ ACTIONS = {"create_inspection_note", "create_rfi_draft", "update_rfi_status",
 def test_the_project_and_discipline_the_question_names_are_added(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:
-    args = {"description": "structural", "start_date": "2026-01-01", "end_date": "2026-03-31"}
+    args = {"query": "structural", "start_date": "2026-01-01", "end_date": "2026-03-31"}
     tb = toolbox_factory([react("search_blueprints", args), final("S-201.")])
     answer = tb.ask(
         "Which structural sheets for the Summit Ridge Hotel were revised between January and "
@@ -25,10 +25,10 @@ def test_the_project_and_discipline_the_question_names_are_added(
     )
     step = answer.trace[0]
     assert step.arguments == args  # what the model wrote
-    assert step.ran_with == {**args, "project": "GRB-107", "discipline": "Structural"}
+    assert step.ran_with == {**args, "project": "GRB-107", "discipline": "STRUCTURAL"}
     rows = json.loads(step.observation)["data"]
     assert rows and {r["project"] for r in rows} == {"GRB-107"}
-    assert {r["discipline"] for r in rows} == {"Structural"}
+    assert {r["discipline"] for r in rows} == {"STRUCTURAL"}  # as the title blocks read
     assert "Filters applied" in step.observation and "added" in step.observation
 
 
@@ -50,7 +50,9 @@ def test_every_part_of_a_question_gets_a_tool(rest_toolbox: Callable[..., Toolbo
     )
     tb = rest_toolbox(
         [
-            react("get_project_schedule", {"project": "GRB-107", "milestone": "substantial"}),
+            react(
+                "get_project_schedule", {"project": "GRB-107", "query": "substantial completion"}
+            ),
             final("Substantial completion is planned for 2027-01-29."),
             react("get_site_status", {"project": "GRB-107"}),
             final("Substantial completion is planned for 2027-01-29; 72 workers are on site."),

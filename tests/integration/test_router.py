@@ -181,10 +181,10 @@ def test_examples_show_a_whole_call_only_when_it_is_valid(
         ),
         # a card's example query: the tool is known, its arguments are not
         Example(query="Show the Harbor Point milestones", calls=[ToolCallSpec(tool=SCHEDULE)]),
-        # expected arguments that leave out the required query
+        # expected arguments outside the tool's schema (not a document type)
         Example(
             query="What retainage does the GRB-103 contract hold?",
-            calls=[ToolCallSpec(tool="search_documents", arguments={"project": "GRB-103"})],
+            calls=[ToolCallSpec(tool="search_documents", arguments={"document_type": "memo"})],
         ),
         Example(query="Hello!"),  # no tool: the direct answer is a whole reply
     ]
@@ -321,11 +321,15 @@ def test_a_code_the_question_does_not_give_gets_the_repair_round(
     sent_back = Router(ScriptedLLM([other, paired]), store).route(riverside, tools)
     assert sent_back.repaired and sent_back.valid
     harbor = _decision((SCHEDULE, {"project": "GRB-101"}))
-    wrong = Router(ScriptedLLM([harbor, harbor]), store)
-    assert not wrong.route("When does the Harbor Point job finish?", tools).valid
+    wrong = Router(ScriptedLLM([harbor, harbor]), store).route(
+        "When does the Harbor Point job finish?", tools
+    )
+    assert wrong.repaired and wrong.grounded == [f"{SCHEDULE}.project: 'GRB-101' left out"]
     # a required one is not: the decision stays invalid (the agent falls back to plain ReAct)
-    llm = ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-104"}))] * 2)
-    assert not Router(llm, store).route("When does the school finish?", tools).valid
+    sql = [t for t in tb.tools() if t.metadata.get_name() == "run_sql"]
+    guessed = "SELECT planned_finish FROM milestones WHERE project_code = 'GRB-104'"
+    llm = ScriptedLLM([_decision(("run_sql", {"sql": guessed}))] * 2)
+    assert not Router(llm, store).route("When does the school finish?", sql).valid
     # dates written from words, enum values and codes the question spells are grounded
     dated = _decision(
         ("list_inspections", {"project": "GRB-103", "since": "2025-12-01", "result": "failed"})

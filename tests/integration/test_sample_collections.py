@@ -1,4 +1,4 @@
-"""The sample's content declared as collections (``toolspecs/collections.sample.yaml``): the
+"""The sample's content declared as collections (``toolspecs/collections.yaml``): the
 title blocks of its blueprint scans read by OCR with declared patterns, projects resolved
 through the sample's alias file, and the tools the declarations generate."""
 
@@ -14,7 +14,7 @@ from toolrag.content.collection_spec import load_collections
 
 from ..conftest import DATA, REPO
 
-SAMPLE = REPO / "toolspecs" / "collections.sample.yaml"
+SAMPLE = REPO / "toolspecs" / "collections.yaml"
 SHEETS = yaml.safe_load((DATA / "blueprints" / "sheets.yaml").read_text())
 # every fourth sheet, and the sheets whose project code OCR reads with a space ("GRB-1 02")
 CHOSEN = {s["file"] for s in SHEETS[::4]} | {"GRB-102_S-101.png", "GRB-111_A-201.png"}
@@ -31,7 +31,6 @@ def toolbox(tmp_path_factory: pytest.TempPathFactory) -> Toolbox:
         data_dir=DATA,
         index_dir=root / "indexes",
         state_dir=root / "state",
-        content_types=[],
         collections_file=root / "none.yaml",
         llm_provider="scripted",
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolrag import ScriptedLLM, Settings, Toolbox
+from toolrag import IndexMissingError, ScriptedLLM, Settings, Toolbox
 from toolrag.tools.compute import COMPUTE_TOOLS
 from toolrag.tools.result import ErrorCode, ToolResult, readable_numbers
 
@@ -67,8 +67,8 @@ def test_search_documents_with_filters_returns_sources(tools: dict[str, Any]) ->
         project="Riverside Medical Office Building",
     )
     assert r.success and r.data
-    assert {d["project"] for d in r.data} == {"GRB-101"}
-    assert {d["type"] for d in r.data} == {"contract"}
+    assert {d["project"] for d in r.data} == {"GRB-101"}  # the name resolved to its code
+    assert {d["document_type"] for d in r.data} == {"contract"}
     assert any("2,500" in d["text"] for d in r.data)
     assert r.sources and r.sources[0].file.startswith("documents/GRB-101/")
     assert r.sources[0].score is not None
@@ -76,109 +76,70 @@ def test_search_documents_with_filters_returns_sources(tools: dict[str, Any]) ->
 
 def test_search_blueprints_date_range(tools: dict[str, Any]) -> None:
     r = call(
-        tools,
-        "search_blueprints",
-        description="plan",
-        start_date="2026-01-01",
-        end_date="2026-03-31",
+        tools, "search_blueprints", query="plan", start_date="2026-01-01", end_date="2026-03-31"
     )
     assert r.success and r.data
-    assert all("2026-01-01" <= d["revision_date"] <= "2026-03-31" for d in r.data)
-    assert all(
-        s.file.startswith("blueprints/") and s.locator.startswith("sheet ") for s in r.sources
-    )
+    assert all("2026-01-01" <= d["date"] <= "2026-03-31" for d in r.data)
+    assert all({"sheet", "title", "discipline", "project", "revision"} <= set(d) for d in r.data)
+    assert all(s.file.startswith("blueprints/") for s in r.sources)
+    # id_field: a sheet's number leads its row and locates it in its file
+    assert all(next(iter(d)) == "sheet" for d in r.data)
+    assert [s.locator for s in r.sources] == [d["sheet"] for d in r.data]
 
 
-def test_schedule_by_name_fragment(tools: dict[str, Any]) -> None:
+def test_a_schedule_listed_by_a_project_name_fragment(tools: dict[str, Any]) -> None:
     r = call(tools, "get_project_schedule", project="summit ridge hotel")
-    assert r.success and r.data["project"] == "GRB-107"
-    names = [m["milestone"].lower() for m in r.data["milestones"]]
-    assert any("substantial completion" in n for n in names)
-    subst = next(
-        m for m in r.data["milestones"] if m["milestone"].lower() == "substantial completion"
-    )
+    assert r.success and {m["project"] for m in r.data} == {"GRB-107"}
+    subst = next(m for m in r.data if m["title"].lower() == "substantial completion")
     assert subst["planned_finish"] == "2027-01-29"  # domain.yaml
-    # the source is the whole schedule, not its first milestone
-    ids = [m["id"] for m in r.data["milestones"]]
-    [source] = r.sources
-    assert source.file == "schedules/GRB-107.csv" and source.doc_id == "GRB-107"
-    assert source.locator == f"{len(ids)} milestones, {ids[0]} to {ids[-1]}"
+    assert {s.file for s in r.sources} == {"schedules/GRB-107.csv"}
+    assert len(r.data) == len({m["doc_id"] for m in r.data}) > 8  # every milestone, once
 
 
-def test_schedule_narrowed_to_the_milestone_asked_for(tools: dict[str, Any]) -> None:
+def test_a_schedule_searched_for_the_milestone_asked_for(tools: dict[str, Any]) -> None:
     r = call(
         tools,
         "get_project_schedule",
         project="Riverside Medical Office Building",
-        milestone="substantial completion date",
+        query="substantial completion date",
     )
-    # "completion" also fits "Final completion" and every "... complete", "substantial" only one
-    assert r.success and [m["milestone"] for m in r.data["milestones"]] == [
-        "Substantial completion"
-    ]
-    assert r.data["milestones"][0]["planned_finish"] == "2026-06-30"
-    assert r.sources[0].locator == f"milestone {r.data['milestones'][0]['id']}"
-    assert r.suggestion is None
-
-    ties = call(tools, "get_project_schedule", project="GRB-101", milestone="completion")
-    assert [m["milestone"] for m in ties.data["milestones"]] == [
-        "Foundations complete",
-        "MEP rough-in complete",
-        "Substantial completion",
-        "Final completion",
-    ]  # every milestone the word fits, in planned order
-
-    whole = call(tools, "get_project_schedule", project="GRB-101")
-    unknown = call(tools, "get_project_schedule", project="GRB-101", milestone="helipad")
-    assert unknown.success and unknown.data == whole.data
-    assert unknown.suggestion and "helipad" in unknown.suggestion
-    assert len(whole.data["milestones"]) == 11
+    assert r.success and r.data[0]["title"] == "Substantial completion"
+    assert r.data[0]["planned_finish"] == "2026-06-30" and r.data[0]["doc_id"] == "M-101-10"
+    assert {m["project"] for m in r.data} == {"GRB-101"}
 
 
 @pytest.mark.parametrize(
-    ("name", "kwargs", "code", "needle"),
+    ("name", "kwargs", "needle"),
     [
-        (
-            "get_project_schedule",
-            {"project": "Atlantis Tower"},
-            ErrorCode.UNKNOWN_PROJECT,
-            "Known projects",
-        ),
-        ("get_project_schedule", {}, ErrorCode.INVALID_ARGUMENT, "project"),
-        ("search_documents", {"query": "   "}, ErrorCode.INVALID_ARGUMENT, "empty"),
-        (
-            "search_documents",
-            {"query": "x", "document_type": "memo"},
-            ErrorCode.INVALID_ARGUMENT,
-            "document_type",
-        ),
+        ("get_project_schedule", {"project": "Atlantis Tower"}, "closest project"),
+        ("get_project_schedule", {}, "empty"),
+        ("search_documents", {"query": "   "}, "empty"),
+        ("search_documents", {"query": "x", "document_type": "memo"}, "document_type"),
+        ("search_blueprints", {"query": "plan", "start_date": "2026-13-01"}, "start_date"),
         (
             "search_blueprints",
-            {"description": "plan", "start_date": "2026-13-01"},
-            ErrorCode.INVALID_ARGUMENT,
-            "start_date",
-        ),
-        (
-            "search_blueprints",
-            {"description": "plan", "start_date": "2026-05-01", "end_date": "2026-01-01"},
-            ErrorCode.INVALID_ARGUMENT,
+            {"query": "plan", "start_date": "2026-05-01", "end_date": "2026-01-01"},
             "after",
-        ),
-        (
-            "search_documents",
-            {"query": "x", "project": "'; DROP TABLE documents; --"},
-            ErrorCode.UNKNOWN_PROJECT,
-            "Unknown project",
         ),
     ],
 )
 def test_bad_arguments_become_structured_errors(
-    tools: dict[str, Any], name: str, kwargs: dict[str, Any], code: ErrorCode, needle: str
+    tools: dict[str, Any], name: str, kwargs: dict[str, Any], needle: str
 ) -> None:
     r = call(tools, name, **kwargs)
-    assert not r.success and r.error_code == code and r.recoverable
+    assert not r.success and r.error_code == ErrorCode.INVALID_ARGUMENT and r.recoverable
     assert needle in (r.error_message or "") + (r.suggestion or "")
     assert r.suggestion
+
+
+def test_an_unknown_keyword_value_is_searched_without_it_and_named(
+    tools: dict[str, Any],
+) -> None:
+    r = call(tools, "search_documents", query="retainage", project="'; DROP TABLE documents; --")
+    assert r.success and r.data  # the search ran without the filter, quotes and all
+    assert "No project" in (r.suggestion or "") and "closest project" in (r.suggestion or "")
+    again = call(tools, "search_documents", query="retainage", project="GRB-101")
+    assert again.success and {d["project"] for d in again.data} == {"GRB-101"}
 
 
 def test_unknown_argument_is_refused_with_the_real_ones(tools: dict[str, Any]) -> None:
@@ -222,11 +183,12 @@ def test_the_agent_reads_a_sum_grouped(tools: dict[str, Any]) -> None:
     assert out.raw_output.data["rows"] == [[23147914]]
 
 
-def test_missing_index_is_not_recoverable(tmp_path: Any) -> None:
+def test_missing_indexes_stop_a_question_with_the_command_to_run(tmp_path: Any) -> None:
     tb = Toolbox(Settings(index_dir=tmp_path / "none", llm_provider="scripted"))
-    r = tb.tools()[0].call(query="anything").raw_output
-    assert not r.success and r.error_code == ErrorCode.INDEX_MISSING and not r.recoverable
-    assert "toolrag index" in (r.suggestion or "")
+    assert tb.missing_collections() == ["documents", "blueprints", "schedules"]
+    assert not tb.collection_searches  # an unindexed collection offers no tool
+    with pytest.raises(IndexMissingError, match="No documents, blueprints, schedules index"):
+        tb.ask("What is the retainage?")
 
 
 def test_query_engine_tools(sample_settings: Settings) -> None:

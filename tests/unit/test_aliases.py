@@ -53,6 +53,8 @@ def test_title_field_must_be_declared() -> None:
     base = {"name": "c", "description": "Some files of ours.", "paths": ["*.md"]}
     with pytest.raises(ValueError, match="title_field 'heading' is not a declared field"):
         CollectionSpec(**base, title_field="heading")
+    with pytest.raises(ValueError, match="id_field 'number' is not a declared field"):
+        CollectionSpec(**base, id_field="number")
     spec = CollectionSpec(**base, fields=[{"name": "heading"}], title_field="heading")
     assert spec.title_field == "heading"
     assert spec.fields[0].alias_file(tmp := Path("/x")) is None

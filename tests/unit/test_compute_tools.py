@@ -301,7 +301,6 @@ def _toolbox(tmp_path: Path, database: bool = True, **settings: Any) -> Toolbox:
             conn.execute("CREATE TABLE IF NOT EXISTS projects (code TEXT, budget REAL)")
         url = f"sqlite:///{path}"
     config = Settings(
-        content_types=[],
         database_url=url,
         toolspecs_dir=tmp_path,
         index_dir=tmp_path / "indexes",

@@ -38,10 +38,8 @@ from toolrag.batch.questions import ids_in, normalize, score_answer
 from toolrag.cards.card import ToolCard
 from toolrag.cards.names import NameFinder
 from toolrag.cards.synthetic import parse_requests
+from toolrag.content.aliases import KeywordValues
 from toolrag.content.index import headings
-from toolrag.content.projects import Project, ProjectCatalog
-from toolrag.content.tools import best_named
-from toolrag.errors import InputError
 from toolrag.guard.grounding.decision import RouteDecision, ToolCallSpec
 from toolrag.guard.grounding.filters import FilterValues, Vocabulary, complete_filters
 from toolrag.guard.grounding.names import code_like, given_values, masked
@@ -149,7 +147,7 @@ SCHEMA = {
 VOCABULARY = Vocabulary(
     by_parameter={"project": FilterValues.of({"GRB-107": ["Summit Ridge Hotel"]})}
 )
-CATALOG = ProjectCatalog(projects=[Project(code="GRB-107", name="Summit Ridge Hotel")])
+KEYWORDS = KeywordValues(["GRB-107", "GRB-110"], {"GRB-107": ["Summit Ridge Hotel"]})
 NAMES = NameFinder({"get_weather": 1, "translate": 2, "SearchHotels": 3})
 
 
@@ -170,13 +168,6 @@ def _requirements(text: str) -> object:
         }
     )
     return requirements([SEARCH, card])
-
-
-def _resolve(text: str) -> str:
-    try:
-        return CATALOG.resolve(text)
-    except InputError as exc:
-        return exc.message
 
 
 # Every public function that reads untrusted text, as a function of that text alone.
@@ -213,8 +204,8 @@ FINDERS: dict[str, Callable[[str], object]] = {
     "scoring.ids_in": lambda t: ids_in(t, ["GRB-107", "RFI-101-015"]),
     "scoring.score_answer": lambda t: score_answer(t, ["2,500", "June 30, 2026"], ["GRB-107"], t),
     "content.headings": headings,
-    "content.best_named": lambda t: best_named([], t),
-    "content.resolve_project": _resolve,
+    "content.resolve_keyword": KEYWORDS.resolve,
+    "content.closest_keywords": KEYWORDS.closest,
     "agent.readable": readable,
 }
 
@@ -241,8 +232,8 @@ UNCUT = [
     "scoring.ids_in",
     "scoring.score_answer",
     "content.headings",
-    "content.best_named",
-    "content.resolve_project",
+    "content.resolve_keyword",
+    "content.closest_keywords",
     "agent.readable",
 ]
 

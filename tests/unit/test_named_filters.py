@@ -10,7 +10,7 @@ import pytest
 from llama_index.core.tools import FunctionTool
 
 from toolrag.cards.card import ToolCard
-from toolrag.content.projects import Project, ProjectCatalog
+from toolrag.content.aliases import KeywordValues
 from toolrag.guard import ToolGuard
 from toolrag.guard.grounding.filters import (
     FilterValues,
@@ -36,15 +36,16 @@ SCHEMA = {
     },
     "required": ["description"],
 }
-CATALOG = ProjectCatalog(
-    projects=[
-        Project(code="GRB-107", name="Summit Ridge Hotel"),
-        Project(code="GRB-101", name="Riverside Medical Office Building"),
-        Project(code="GRB-109", name="Foundry Street Office Building"),
-    ]
+PROJECTS = KeywordValues(
+    ["GRB-107", "GRB-101", "GRB-109"],
+    {
+        "GRB-107": ["Summit Ridge Hotel"],
+        "GRB-101": ["Riverside Medical Office Building"],
+        "GRB-109": ["Foundry Street Office Building"],
+    },
 )
 VOCAB = Vocabulary(
-    by_parameter={"project": FilterValues.of(CATALOG.aliases())},
+    by_parameter={"project": FilterValues.of(PROJECTS.question_names())},
     by_tool={"search": {"discipline": FilterValues.of(["Structural", "Fire Protection"])}},
 )
 
@@ -112,7 +113,7 @@ def test_two_named_values_are_ambiguous_and_nothing_is_added() -> None:
 
 
 def test_aliases_are_whole_words_and_distinctive() -> None:
-    aliases = CATALOG.aliases()
+    aliases = PROJECTS.question_names()
     assert "summit ridge" in aliases["GRB-107"]
     assert "office building" not in aliases["GRB-101"]  # two names hold it
     values = FilterValues.of(aliases)

@@ -1,4 +1,5 @@
-"""The project catalog resolves what a person or a model calls a project to its code."""
+"""A keyword field's alias file resolves what a person or a model calls a value (the sample's
+projects: a code and a name) to the value."""
 
 from __future__ import annotations
 
@@ -6,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from toolrag.content.projects import ProjectCatalog
-from toolrag.errors import InputError
+from toolrag.content.aliases import KeywordValues, load_aliases
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def catalog() -> ProjectCatalog:
-    return ProjectCatalog.load(ROOT / "data" / "domain.yaml")
+def projects() -> KeywordValues:
+    return KeywordValues([], load_aliases(ROOT / "data" / "domain.yaml"))
 
 
 @pytest.mark.parametrize(
@@ -32,52 +32,28 @@ def catalog() -> ProjectCatalog:
     ],
 )
 def test_resolves_codes_names_and_paraphrases(
-    catalog: ProjectCatalog, value: str, code: str
+    projects: KeywordValues, value: str, code: str
 ) -> None:
-    assert catalog.resolve(value) == code
+    assert projects.resolve(value) == code
 
 
-def test_words_that_fit_several_projects_do_not_pick_one() -> None:
-    catalog = ProjectCatalog.model_validate(
-        {
-            "projects": [
-                {"code": "A-1", "name": "North Valley Fire Station 3"},
-                {"code": "A-2", "name": "South Valley Fire Station 4"},
-            ]
-        }
+def test_words_that_fit_several_values_do_not_pick_one() -> None:
+    values = KeywordValues(
+        ["A-1", "A-2"],
+        {"A-1": ["North Valley Fire Station 3"], "A-2": ["South Valley Fire Station 4"]},
     )
-    assert catalog.resolve("station 3 valley") == "A-1"
-    with pytest.raises(InputError) as caught:
-        catalog.resolve("valley fire station")
-    assert str(caught.value) == (
-        "Several projects fit 'valley fire station'. Say which: "
-        "A-1 (North Valley Fire Station 3), A-2 (South Valley Fire Station 4)."
-    )
+    assert values.resolve("station 3 valley") == "A-1"
+    assert values.resolve("valley fire station") is None
+    assert values.closest("valley fire station", n=2) == [
+        "A-1 / North Valley Fire Station 3",
+        "A-2 / South Valley Fire Station 4",
+    ]
 
 
-def test_an_unknown_project_names_the_closest_known_ones(catalog: ProjectCatalog) -> None:
-    with pytest.raises(InputError) as caught:
-        catalog.resolve("Lakeside Parking Garage")
-    assert "Unknown project 'Lakeside Parking Garage'" in str(caught.value)
-    assert "GRB-10" in (caught.value.hint or "")
-    with pytest.raises(InputError):
-        catalog.resolve("  ")
-
-
-def test_a_guessed_code_is_answered_with_every_project_of_a_small_catalog(
-    catalog: ProjectCatalog,
+def test_an_unknown_value_resolves_to_none_and_lists_the_closest(
+    projects: KeywordValues,
 ) -> None:
-    with pytest.raises(InputError) as caught:
-        catalog.resolve("GRB-7")
-    hint = caught.value.hint or ""
-    assert "GRB-104 (Cedar Valley Fire Station 7)" in hint
-    assert hint.count("GRB-") == len(catalog.projects)
-
-
-def test_a_large_catalog_names_the_closest_projects_and_how_many_more() -> None:
-    catalog = ProjectCatalog.model_validate(
-        {"projects": [{"code": f"P-{n}", "name": f"Depot {n}"} for n in range(30)]}
-    )
-    described = catalog.describe_closest("Depot 17")
-    assert described.startswith("P-17 (Depot 17)")
-    assert described.endswith(" and 18 more")
+    assert projects.resolve("Lakeside Parking Garage") is None
+    assert projects.resolve("  ") is None
+    assert projects.resolve("GRB-7") is None
+    assert any("GRB-104" in c for c in projects.closest("Cedar Valley", n=3))

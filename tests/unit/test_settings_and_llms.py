@@ -59,7 +59,7 @@ def test_invalid_setting_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("var", "value", "named"),
     [
-        ("TOOLRAG_CONTENT_TYPES", '["pdfs"]', "content_types.0"),
+        ("TOOLRAG_AGENT_MODE", "chatty", "agent_mode"),
         ("TOOLRAG_TOP_K", "many", "top_k"),
     ],
 )
@@ -76,11 +76,23 @@ def test_a_bad_setting_is_one_line_naming_the_field(
         assert value.strip('[]"') in result.output
 
 
-def test_content_types_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOOLRAG_CONTENT_TYPES", "[]")
-    assert Settings().content_types == []
-    monkeypatch.setenv("TOOLRAG_CONTENT_TYPES", '["schedules", "documents"]')
-    assert Settings().content_types == ["schedules", "documents"]
+@pytest.mark.parametrize("name", ["content_types", "projects_file"])
+def test_a_removed_setting_says_what_replaced_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str
+) -> None:
+    monkeypatch.setenv(f"TOOLRAG_{name.upper()}", "[]")
+    with pytest.raises(ConfigError, match=f"The setting {name}") as caught:
+        Settings()
+    assert "collections.yaml" in (caught.value.hint or "")
+    monkeypatch.delenv(f"TOOLRAG_{name.upper()}")
+    config = tmp_path / "toolrag.toml"
+    config.write_text(f'{name} = "x"\n')
+    monkeypatch.setenv("TOOLRAG_CONFIG", str(config))
+    with pytest.raises(ConfigError, match="was removed"):
+        load_settings()
+    result = CliRunner().invoke(app, ["config", "show"])
+    assert result.exit_code == 2
+    assert "was removed" in result.output
 
 
 def test_config_show_masks_secrets(monkeypatch: pytest.MonkeyPatch) -> None:

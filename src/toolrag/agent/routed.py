@@ -62,8 +62,8 @@ Rules:
 - Never guess facts, dates or amounts. If the results do not answer the question (an error,
   nothing found, other data), fix the arguments as the suggestion says or call another tool
   from the list above.
-- Answer in one to three sentences with the exact figures, names, dates, sheet numbers or
-  document ids you found.
+- Answer in one to three sentences with the exact figures, names, dates, ids and codes
+  you found.
 Reply in exactly one of these two forms:
 Thought: <one sentence>
 Answer: <the answer>

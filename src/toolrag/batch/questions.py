@@ -31,7 +31,7 @@ class Question(BaseModel):
     expected_sql: str = Field("", description="A reference query, for questions run_sql answers.")
     answer_ids: list[str] = Field(
         default_factory=list,
-        description="When the answer is a set of identifiers (sheet numbers, change orders, "
+        description="When the answer is a set of identifiers (order numbers, ticket ids, "
         "invoices...): exactly that set. The answer's identifiers of the same shapes, less "
         "those the question itself names, must equal it.",
     )
@@ -123,9 +123,9 @@ def _keyword_found(keyword: str, got: str, numbers: list[float]) -> bool:
 def id_shape(identifier: str) -> str:
     """A regex for identifiers shaped like this one: letters for letters, digits for digits,
     the same separators, and no letter, digit or joined part on either side, so the shape of
-    "S-201" finds "A-101" but not the "RB-107" inside "GRB-107" or "RFI-101" inside
-    "RFI-101-014". An underscore separates, as a person reads a file name: "GRB-107_S-202.png"
-    names sheet S-202."""
+    "S-201" finds "A-101" but not the "E-107" inside "ACME-107" or "TKT-101" inside
+    "TKT-101-014". An underscore separates, as a person reads a file name: "ACME-107_S-202.png"
+    names S-202."""
     parts = []
     for run in re.findall(r"[A-Za-z]+|\d+|[^A-Za-z\d]", identifier.strip()):
         if run.isalpha():

@@ -154,7 +154,7 @@ def index(
         ),
     ] = None,
 ) -> None:
-    """Build or update the content indexes and collections, incrementally, and have the LLM
+    """Build or update the collections' indexes, incrementally, and have the LLM
     write example requests for the tools that have none (in the background by default)."""
     from toolrag.cli.approval import cli_toolbox
 
@@ -178,7 +178,7 @@ def index(
     failed = []
     for r in reports:
         table.add_row(
-            r.content_type,
+            r.collection,
             str(len(r.added)),
             str(len(r.updated)),
             str(len(r.deleted)),
@@ -241,7 +241,7 @@ def init(
 # --- ask ---------------------------------------------------------------------------------------
 def _print_answer(answer: Any, trace: bool) -> None:
     """The answer for a terminal. Everything from the question, the model or a tool is escaped:
-    rich would read "[milestone M-101-10]" in a source or an answer as markup and drop it."""
+    rich would read "[ticket T-101-10]" in a source or an answer as markup and drop it."""
     out.print(f"[bold]Q:[/bold] {escape(answer.question)}", highlight=False)
     out.print(f"[bold green]A:[/bold green] {escape(answer.answer)}", highlight=False)
     if answer.sources:
@@ -357,8 +357,8 @@ def serve_api(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8765,
     data_dir: DataDir = None,
 ) -> None:
-    """Run the sample field REST API (site status, inspections, weather delays, RFIs) on
-    127.0.0.1 until Ctrl-C. Its OpenAPI document is toolspecs/construction_api.openapi.json."""
+    """Run the sample's field REST API (``toolrag.sample.field_api``, the server of the
+    sample's REST tools) on 127.0.0.1 until Ctrl-C. Its OpenAPI document is in toolspecs/."""
     from toolrag.sample.field_api import serve
 
     settings = _settings(data_dir, None)

@@ -1,7 +1,7 @@
 """The values of a keyword field and the other names each goes by (an alias file).
 
-A keyword value is named many ways: a code and its names (``GRB-107``, "Summit Ridge Hotel"),
-or a code read by OCR with stray spaces (``GRB-1 07``). :class:`KeywordValues` resolves what a
+A keyword value is named many ways: a code and its names (``CUST-107``, "Copperfield Books"),
+or a code read by OCR with stray spaces (``CUST-1 07``). :class:`KeywordValues` resolves what a
 file or a tool call gives to one indexed value; :func:`load_aliases` reads an alias file.
 """
 
@@ -31,9 +31,11 @@ class KeywordValues:
 
     def resolve(self, given: str) -> str | None:
         """The value ``given`` names: exactly (any case and punctuation), then as the only
-        value that is the same with spaces left out (``GRB-1 07`` as OCR reads ``GRB-107``),
-        else as the only value whose name holds it or holds all its words; None when none or
-        several fit."""
+        value that is the same with spaces left out (``CUST-1 07`` as OCR reads ``CUST-107``),
+        the only value whose name holds it or holds all its words ("copperfield", "pharmacy
+        7 elm street"), the only value named inside it ("the CUST-104 account"), else the one
+        name spelled closest to it ("Copperfeild Books" for "Copperfield Books"); None when
+        none fits, or when a step finds several."""
         wanted = _norm(bounded(given, 200))
         if not wanted:
             return None
@@ -42,20 +44,26 @@ class KeywordValues:
                 return value
         words = set(wanted.split())
         compact = wanted.replace(" ", "")
+        padded = f" {wanted} "
         for test in (
             lambda n: _norm(n).replace(" ", "") == compact,
             lambda n: wanted in _norm(n),
             lambda n: words <= set(_norm(n).split()),
+            lambda n: bool(_norm(n)) and f" {_norm(n)} " in padded,
         ):
             hits = {v for v, names in self.names.items() if any(test(n) for n in names)}
             if len(hits) == 1:
                 return hits.pop()
-        return None
+            if hits:  # words several values share: none is chosen
+                return None
+        by_name = {_norm(n): v for v, names in self.names.items() for n in names[1:] if _norm(n)}
+        close = difflib.get_close_matches(wanted, list(by_name), n=1, cutoff=0.75)
+        return by_name[close[0]] if close else None
 
     def question_names(self) -> dict[str, list[str]]:
         """Each value with the words that name it in a question: its names, and each
-        two-word run of its other names that no other value's names hold ("Summit Ridge" for
-        the Summit Ridge Hotel; not "Office Building" when two names hold it)."""
+        two-word run of its other names that no other value's names hold ("Fernwood Garden" for
+        the Fernwood Garden Center; not "Coffee Roasters" when two names hold it)."""
 
         def pairs(names: list[str]) -> set[str]:
             out: set[str] = set()

@@ -23,9 +23,10 @@ from pydantic import BaseModel, Field
 from toolrag.content.aliases import KeywordValues, load_aliases
 from toolrag.content.collection_spec import CollectionSpec
 from toolrag.content.fields import FieldValueError, coerce, raw_value
+from toolrag.content.fusion import FusionMode
 from toolrag.content.index import BuildRows, ContentIndex, Hit, ProgressFn, SyncReport
-from toolrag.content.loaders.base import Loader, Record
 from toolrag.content.readers import Unit, read_units
+from toolrag.content.records import Loader, Record
 
 MAX_FILES = 100_000  # files of one collection; more is refused with a report line
 
@@ -34,8 +35,6 @@ class CollectionLoader(Loader):
     """The files of one collection and their records. Problems that do not stop a file
     (a field value that fails its type, a link out of the configured paths) are kept in
     :attr:`problems`, one line each, for the index report."""
-
-    content_type = "documents"  # unused: the index reports the collection's own name
 
     def __init__(self, root: Path, spec: CollectionSpec, toolspecs_dir: Path | None = None) -> None:
         """``toolspecs_dir``: where relative alias files are (the toolspecs folder)."""
@@ -205,8 +204,10 @@ class CollectionIndex(ContentIndex):
         spec: CollectionSpec,
         embed: BaseEmbedding,
         toolspecs_dir: Path | None = None,
+        fusion: FusionMode = "auto",
     ) -> None:
-        """``toolspecs_dir``: where the fields' relative alias files are."""
+        """``toolspecs_dir``: where the fields' relative alias files are; ``fusion``: how
+        hybrid search weighs dense and BM25 (:class:`ContentIndex`)."""
         size = spec.chunking.size or 512
         super().__init__(
             index_dir,
@@ -215,6 +216,7 @@ class CollectionIndex(ContentIndex):
             chunk_size=size,
             chunk_overlap=spec.chunking.overlap,
             table_name=spec.table,
+            fusion=fusion,
         )
         self.spec = spec
         self.toolspecs_dir = toolspecs_dir

@@ -44,12 +44,12 @@ class FieldSpec(BaseModel):
 
     - ``front_matter:KEY``: a key of a Markdown file's YAML front matter;
     - ``path:PATTERN``: a part of the file's path relative to the data folder, e.g.
-      ``path:{project}/{doc_type}/*.pdf`` (``{name}`` is one path segment, ``*`` any
+      ``path:{customer}/{doc_type}/*.pdf`` (``{name}`` is one path segment, ``*`` any
       segment part, ``**`` any number of segments; the field takes the part named after it);
     - ``property:KEY``: a property the reader sets (a PDF's ``title``, a file's
       ``creation_date``, ``last_modified_date``, ``file_name``, ``page_label``);
     - ``column:NAME``: a CSV column or a JSON key, for ``reader: rows`` collections;
-    - ``text:REGEX``: a pattern over the unit's text (an OCR'd title block); its first
+    - ``text:REGEX``: a pattern over the unit's text (an OCR'd form's header); its first
       group, or the whole match, is the value. Patterns are matched line by line.
     """
 
@@ -64,7 +64,7 @@ class FieldSpec(BaseModel):
     aliases: str | None = Field(
         None,
         description="keyword: a YAML file of values and their other names, relative to the "
-        "toolspecs folder: {values: [{value: GRB-101, names: [Riverside Medical Office]}]}.",
+        "toolspecs folder: {values: [{value: CUST-101, names: [Bluebird Coffee Roasters]}]}.",
     )
 
     @field_validator("name")
@@ -146,8 +146,13 @@ class CollectionSpec(BaseModel):
     title_column: str | None = Field(None, description="rows: the column with its title.")
     title_field: str | None = Field(
         None,
-        description="A declared field whose value is each unit's title (an OCR'd title "
-        "block's TITLE line); default: the reader's title, else the first line of text.",
+        description="A declared field whose value is each unit's title (the TITLE line "
+        "of an OCR'd form's header); default: the reader's title, else the first line of text.",
+    )
+    id_field: str | None = Field(
+        None,
+        description="A declared field whose value names each unit to a person (a form's "
+        "number, an order id): it leads each result and is the source's locator.",
     )
     chunking: Chunking = Field(default_factory=Chunking)
     passage_chars: int = Field(
@@ -155,7 +160,7 @@ class CollectionSpec(BaseModel):
         ge=0,
         le=8000,
         description="Characters of each passage's text a search returns (0: none, when the "
-        "fields say it all, as a title block's do).",
+        "fields say it all, as a scanned form's do).",
     )
     fields: list[FieldSpec] = Field(default_factory=list)
     filters: list[str] = Field(default_factory=list, description="Fields the tool filters by.")
@@ -171,11 +176,12 @@ class CollectionSpec(BaseModel):
             raise ValueError(
                 f"collection {self.name!r}: filters {unknown} are not declared fields {names}"
             )
-        if self.title_field is not None and self.title_field not in names:
-            raise ValueError(
-                f"collection {self.name!r}: title_field {self.title_field!r} is not a declared "
-                f"field {names}"
-            )
+        for key in ("title_field", "id_field"):
+            value = getattr(self, key)
+            if value is not None and value not in names:
+                raise ValueError(
+                    f"collection {self.name!r}: {key} {value!r} is not a declared field {names}"
+                )
         for path in self.paths:
             if len(path) > MAX_PATTERN_CHARS:
                 raise ValueError(f"collection {self.name!r}: a path is over 200 characters")

@@ -27,6 +27,7 @@ from toolrag.content.collection_spec import CollectionSpec, FieldSpec
 from toolrag.content.fields import FieldValueError, coerce
 from toolrag.content.index import Hit
 from toolrag.text import bounded
+from toolrag.tools.base import validated_call
 from toolrag.tools.result import ErrorCode, Source, ToolResult
 
 MAX_ENUM = 30
@@ -146,11 +147,15 @@ class CollectionSearch:
         )
 
     def tool(self) -> FunctionTool:
+        """The search as a LlamaIndex tool whose arguments are checked against its schema
+        (an unknown argument or a value outside an enum is a structured error naming the
+        real ones)."""
+        schema = self.schema()
         return FunctionTool.from_defaults(
-            fn=self.search,
+            fn=validated_call(self.spec.tool_name, self.search, schema),
             name=self.spec.tool_name,
             description=self.description(),
-            fn_schema=self.schema(),
+            fn_schema=schema,
         )
 
     # --- the call -----------------------------------------------------------------------------
@@ -160,13 +165,19 @@ class CollectionSearch:
         if isinstance(built, ToolResult):
             return built
         filtered = bool(built.equals or built.ranges)
+        dropped = list(notes)  # the keyword filters that named nothing indexed
+        if dropped and (filtered or (query and query.strip())):
+            notes[-1] += " The search ran without that filter."
         if not query or not query.strip():
             if not filtered:
+                # a keyword filter that names nothing indexed left nothing to list by
                 return ToolResult.fail(
                     ErrorCode.INVALID_ARGUMENT,
-                    "The query is empty and no filter is given.",
-                    suggestion="Describe what to look for in a few words, or give a filter "
-                    "to list what it matches.",
+                    " ".join(dropped) or "The query is empty and no filter is given.",
+                    suggestion="Give one of the closest values, or describe what to look for."
+                    if dropped
+                    else "Describe what to look for in a few words, or give a filter to list "
+                    "what it matches.",
                 )
             # no query: each unit the filters match (its first chunk), in the files' order
             firsts: dict[str, Hit] = {}
@@ -193,22 +204,39 @@ class CollectionSearch:
                 file=h.source,
                 doc_id=h.doc_id,
                 title=h.title,
-                locator=f"chunk {h.chunk}",
+                locator=self._locator(h),
                 score=h.score,
             )
             for h in hits
         ]
         return ToolResult.ok(data, sources=sources, suggestion=note)
 
+    def _locator(self, hit: Hit) -> str:
+        """Where in its file a match is: its ``id_field`` value, else its id when a unit is
+        a row or a page kept whole, else its chunk."""
+        spec = self.spec
+        if spec.id_field and hit.extra.get(spec.id_field):
+            return hit.extra[spec.id_field]
+        if spec.chunking.size == 0 and hit.doc_id != hit.source:
+            return hit.doc_id
+        return f"chunk {hit.chunk}"
+
     def _shown(self, hit: Hit, full: bool) -> dict[str, Any]:
-        """One match as the model reads it: its id (unless it is the file), title, file,
-        fields (but the one that is its title), score and text (``passage_chars`` of it for
-        the first ``top_k``, less for the rest of a list)."""
-        limit = self.spec.passage_chars if full else min(MORE_CHARS, self.spec.passage_chars)
-        row: dict[str, Any] = {} if hit.doc_id == hit.source else {"doc_id": hit.doc_id}
-        row |= {"title": hit.title, "file": hit.source}
-        row |= {k: v for k, v in hit.extra.items() if k != self.spec.title_field}
-        row["score"] = hit.score
+        """One match as the model reads it, what names it first: its ``id_field`` value (or
+        its id, unless that is the file), title, the other fields (but the one that is its
+        title), file, score and text (``passage_chars`` of it for the first ``top_k``, less
+        for the rest of a list). A small model answers with the first values of a row: a
+        sheet's number, not its title."""
+        spec = self.spec
+        limit = spec.passage_chars if full else min(MORE_CHARS, spec.passage_chars)
+        row: dict[str, Any] = {}
+        if spec.id_field and spec.id_field in hit.extra:
+            row[spec.id_field] = hit.extra[spec.id_field]
+        elif hit.doc_id != hit.source:
+            row["doc_id"] = hit.doc_id
+        row["title"] = hit.title
+        row |= {k: v for k, v in hit.extra.items() if k not in (spec.title_field, spec.id_field)}
+        row |= {"file": hit.source, "score": hit.score}
         if limit:
             row["text"] = hit.text[:limit]
         return row
@@ -245,16 +273,22 @@ class CollectionSearch:
             if value is None or not str(value).strip():
                 continue
             if f.name in self.enums:
-                out.equals[f.name] = str(value)
+                allowed = {v.lower(): v for v in self.enums[f.name]}
+                if str(value).lower() not in allowed:
+                    return ToolResult.fail(
+                        ErrorCode.INVALID_ARGUMENT,
+                        f"{f.name} {bounded(str(value), 80)!r} is not one of the indexed values.",
+                        suggestion=f"Use one of: {', '.join(self.enums[f.name])}; or leave "
+                        f"{f.name} out.",
+                    )
+                out.equals[f.name] = allowed[str(value).lower()]
                 continue
             known = self.keywords[f.name]
             resolved = known.resolve(str(value))
             if resolved is None and known.names:
                 notes.append(
-                    f"No {f.name} {bounded(str(value), 80)!r} is indexed in {self.spec.name}, "
-                    f"so the search ran without that filter (closest {f.name}: "
-                    + "; ".join(known.closest(str(value), n=3))
-                    + ")."
+                    f"No {f.name} {bounded(str(value), 80)!r} is indexed in {self.spec.name} "
+                    f"(closest {f.name}: " + "; ".join(known.closest(str(value), n=3)) + ")."
                 )
                 continue
             out.equals[f.name] = resolved or str(value)

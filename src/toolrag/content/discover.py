@@ -196,7 +196,5 @@ data_dir = "."
 index_dir = ".toolrag/indexes"
 state_dir = ".toolrag/state"
 toolspecs_dir = "toolspecs"
-# the sample's own content types are off: this folder's collections are in
-# toolspecs/collections.yaml
-content_types = []
+# this folder's collections are in toolspecs/collections.yaml
 """

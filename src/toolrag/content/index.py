@@ -1,17 +1,17 @@
-"""Content indexes: one LanceDB table per content type, synced incrementally, searched hybrid.
+"""Content indexes: one LanceDB table per collection, synced incrementally, searched hybrid.
 
 Why LanceDB directly rather than ``LanceDBVectorStore``: the wrapper's filters (NE, NIN, nested
 filters, empty matches), ``delete_ref_doc`` quoting and placeholder hybrid scores are broken in
-the pinned stack (see docs/stack-traps.md). The table here has one fixed schema, stable row ids
-(``source#chunk``), prefiltered SQL ``where`` clauses built only from validated values, and a
-reciprocal-rank fusion of real cosine and BM25 rankings. LlamaIndex sees it through
-:class:`toolrag.content.retrievers.ContentRetriever`, a ``BaseRetriever``.
+the pinned stack (see docs/stack-traps.md). The table here has fixed columns plus a subclass's
+metadata columns, stable row ids (``source#chunk``), prefiltered SQL ``where`` clauses built
+only from validated values, and a reciprocal-rank fusion of real cosine and BM25 rankings.
+LlamaIndex sees it through :class:`toolrag.content.retrievers.ContentRetriever`, a
+``BaseRetriever``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import hashlib
 import json
 import re
@@ -28,18 +28,14 @@ from llama_index.core.node_parser import SentenceSplitter
 from pydantic import BaseModel, Field
 
 from toolrag.content.fusion import FusionMode, FusionWeights, calibrate
-from toolrag.content.loaders.base import Loader, Record, file_sha256
+from toolrag.content.records import Loader, Record, file_sha256
 from toolrag.errors import IndexMissingError, IngestError, ToolragError
 from toolrag.locks import writer_lock
 from toolrag.rank_fusion import reciprocal_rank_fusion
-from toolrag.types import ContentType
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 
 _BASE_TEXT = ("id", "source", "source_hash", "doc_id", "title")
-# the sample's metadata columns (a collection's table has its declared fields instead)
-_METADATA = ("project", "project_name", "doc_type", "date", "sheet", "discipline")
-_TEXT_FIELDS = (*_BASE_TEXT, *_METADATA, "extra", "text")
 OUTLINE_MAX = 500
 # a Markdown heading's line, its trailing spaces stripped after the match: ``(.+?)\s*$`` was
 # quadratic in a run of spaces inside a heading (0.16 s for one line of 4,000 characters)
@@ -59,30 +55,6 @@ class Filters(Protocol):
     def where(self) -> str | None: ...
 
 
-class SearchFilters(BaseModel):
-    """Validated metadata filters. Values reach SQL only through :meth:`where`."""
-
-    project: str | None = None
-    doc_type: str | None = None
-    discipline: str | None = None
-    start_date: dt.date | None = None
-    end_date: dt.date | None = None
-
-    def where(self) -> str | None:
-        clauses = []
-        for column in ("project", "doc_type", "discipline"):
-            value = getattr(self, column)
-            if value:
-                clauses.append(f"lower({column}) = {_sql_str(value.lower())}")
-        if self.start_date:
-            clauses.append(f"date >= {_sql_str(self.start_date.isoformat())}")
-        if self.end_date:
-            clauses.append(f"date <= {_sql_str(self.end_date.isoformat())}")
-        if self.start_date or self.end_date:
-            clauses.append("date != ''")
-        return " AND ".join(clauses) or None
-
-
 def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -97,29 +69,28 @@ class Hit(BaseModel):
     score: float = Field(description="Fused relevance (RRF) or cosine similarity.")
     similarity: float | None = Field(None, description="Cosine similarity to the query.")
     title: str = ""
-    project: str = ""
-    project_name: str = ""
-    doc_type: str = ""
-    date: str = ""
-    sheet: str = ""
-    discipline: str = ""
     chunk: int = 0
-    extra: dict[str, str] = Field(default_factory=dict)
+    extra: dict[str, str] = Field(
+        default_factory=dict, description="The unit's field values, as text, by field name."
+    )
 
     @classmethod
     def from_row(cls, row: dict[str, Any], score: float, similarity: float | None) -> Hit:
-        data = {k: row.get(k, "") for k in _TEXT_FIELDS if k not in ("source_hash", "extra")}
         return cls(
-            **data,
+            id=row["id"],
+            doc_id=row.get("doc_id") or "",
+            text=row.get("text") or "",
+            source=row.get("source") or "",
+            title=row.get("title") or "",
             chunk=int(row.get("chunk") or 0),
-            extra=json.loads(row.get("extra") or "{}"),
+            extra={k: str(v) for k, v in json.loads(row.get("extra") or "{}").items()},
             score=round(score, 6),
             similarity=None if similarity is None else round(similarity, 4),
         )
 
 
 class SyncReport(BaseModel):
-    content_type: str
+    collection: str
     added: list[str] = Field(default_factory=list)
     updated: list[str] = Field(default_factory=list)
     deleted: list[str] = Field(default_factory=list)
@@ -151,16 +122,17 @@ BuildRows = Callable[[Sequence[tuple[str, Path, str]], Loader], Iterator[FileRow
 
 
 class ContentIndex:
-    """The LanceDB table of one content type under ``index_dir``.
+    """The LanceDB table ``name`` under ``index_dir``: each unit's text, chunked and embedded,
+    with its id, title, file and field values (JSON in ``extra``).
 
-    Subclasses with other metadata columns (:class:`toolrag.content.collection_index.
+    Subclasses with metadata columns to filter on (:class:`toolrag.content.collection_index.
     CollectionIndex`) override :meth:`_metadata_fields`, :meth:`_metadata` and :meth:`_hit`.
     """
 
     def __init__(
         self,
         index_dir: Path,
-        content_type: ContentType | str,
+        name: str,
         embed: BaseEmbedding,
         chunk_size: int = 200,
         chunk_overlap: int = 30,
@@ -169,8 +141,8 @@ class ContentIndex:
     ) -> None:
         self.index_dir = index_dir
         self.fusion = fusion
-        self.content_type = content_type
-        self.table_name = table_name or content_type
+        self.name = name
+        self.table_name = table_name or name
         self.embed = embed
         self.chunking = (max(chunk_size, 16), min(chunk_overlap, max(chunk_size, 16) - 1))
         self.splitter = SentenceSplitter(
@@ -209,7 +181,7 @@ class ContentIndex:
         table = self._open()
         if table is None:
             raise IndexMissingError(
-                f"The {self.content_type} index does not exist in {self.index_dir}.",
+                f"The {self.name} index does not exist in {self.index_dir}.",
                 hint="Run `toolrag index` first.",
             )
         return table
@@ -247,7 +219,7 @@ class ContentIndex:
     def _sync(
         self, loader: Loader, progress: ProgressFn | None, build_rows: BuildRows | None
     ) -> SyncReport:
-        report = SyncReport(content_type=self.content_type)
+        report = SyncReport(collection=self.name)
         files = loader.files()
         table = self._open()
         if table is not None:
@@ -266,7 +238,7 @@ class ContentIndex:
                 report.unchanged += 1
                 done += 1
                 if progress:
-                    progress(self.content_type, done, len(current))
+                    progress(self.name, done, len(current))
             else:
                 todo.append((source, path, digest))
         for built in (build_rows or self.build_rows)(todo, loader):
@@ -279,7 +251,7 @@ class ContentIndex:
                 (report.updated if built.source in known else report.added).append(built.source)
                 report.chunks_written += len(built.rows)
             if progress:
-                progress(self.content_type, done, len(current))
+                progress(self.name, done, len(current))
         if report.changed and self._open() is not None:
             self._reindex_fts()
             self.warm_up()  # the fusion weights of the new version, chosen now
@@ -384,7 +356,7 @@ class ContentIndex:
     # --- columns (what subclasses with other metadata change) -----------------------------------
     def _metadata_fields(self) -> list[pa.Field]:
         """The metadata columns between the fixed ones (id, source, ..., text, chunk, vector)."""
-        return [pa.field(name, pa.string()) for name in _METADATA]
+        return []
 
     def _schema(self, dim: int) -> pa.Schema:
         fields = [pa.field(name, pa.string()) for name in _BASE_TEXT]
@@ -402,7 +374,7 @@ class ContentIndex:
 
     def _metadata(self, record: Record) -> dict[str, Any]:
         """A record's metadata columns."""
-        return record.model_dump(exclude={"extra", "text"})
+        return {"doc_id": record.doc_id, "title": record.title}
 
     def _hit(self, row: dict[str, Any], score: float, similarity: float | None) -> Hit:
         return Hit.from_row(row, score, similarity)
@@ -424,7 +396,7 @@ class ContentIndex:
         reciprocal rank, weighted as :meth:`fusion_weights` chose for this table (``fusion``
         "auto", the index's default) or equally ("rrf")."""
         table = self.table()
-        where = (filters or SearchFilters()).where()
+        where = filters.where() if filters is not None else None
         pool = max(k * 4, 20)
         dense: list[dict[str, Any]] = []
         sparse: list[dict[str, Any]] = []
@@ -511,7 +483,7 @@ class ContentIndex:
         """Every row matching ``filters`` (no query), ordered by doc id and chunk."""
         table = self.table()
         q = table.search()
-        where = (filters or SearchFilters()).where()
+        where = filters.where() if filters is not None else None
         if where:
             q = q.where(where)
         data = q.select(self.result_columns).limit(limit).to_list()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from toolrag.content.index import BuildRows, ContentIndex, FileRows
-from toolrag.content.loaders.base import Loader
+from toolrag.content.records import Loader
 from toolrag.models.ray_pool import connect_ray
 from toolrag.settings import Settings
 

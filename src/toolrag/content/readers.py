@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from toolrag.errors import IngestError
 
 TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".log"})
@@ -105,9 +107,20 @@ def _decode(path: Path) -> str:
         ) from exc
 
 
-def _text_file(path: Path) -> Unit:
-    from toolrag.content.loaders.documents import split_front_matter
+def split_front_matter(text: str) -> tuple[dict[str, object], str]:
+    """Split ``---\\nyaml\\n---\\nbody``; a file without front matter has empty metadata."""
+    if not text.startswith("---"):
+        return {}, text
+    end = text.find("\n---", 3)
+    if end == -1:
+        return {}, text
+    meta = yaml.safe_load(text[3:end]) or {}
+    if not isinstance(meta, dict):
+        raise ValueError("front matter is not a mapping")
+    return meta, text[end + 4 :].lstrip("\n")
 
+
+def _text_file(path: Path) -> Unit:
     text = _decode(path)
     try:
         meta, body = split_front_matter(text)

@@ -56,7 +56,7 @@ class RunState:
     seen: list[str] = field(default_factory=list)
     refused: set[str] = field(default_factory=set)  # calls refused once for ungrounded values
     # every tool the run may offer, by name: a description that pairs a code with a name the
-    # question uses ("code (GRB-103) or name (Harbor Point Apartments)") grounds that code
+    # question uses ("code (CUST-103) or name (Fernwood Garden Center)") grounds that code
     tools: dict[str, BaseTool] = field(default_factory=dict)
 
     def write_key(self, name: str, arguments: dict[str, Any], step: int) -> str:

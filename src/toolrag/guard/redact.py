@@ -5,7 +5,7 @@ string; the values of keys that look like secrets (``password``, ``token``, ``ap
 any key a tool card marks as sensitive are replaced whole.
 
 Every call is audited, refused ones included, so this code sees whatever a caller sends. Its cost
-is bounded by construction: a string is cut at ``MAX_STRING_CHARS`` before any pattern runs (the
+is bounded by design: a string is cut at ``MAX_STRING_CHARS`` before any pattern runs (the
 rest is not logged at all, so nothing past the cut can leak), containers keep their first
 ``MAX_ITEMS`` items, nesting stops at ``MAX_DEPTH`` and the whole at ``MAX_NODES`` values, and
 every pattern runs in linear time (no two unbounded quantifiers over the same characters;

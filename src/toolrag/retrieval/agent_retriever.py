@@ -22,7 +22,7 @@ object-node mapping that resolves a name to the registered tool. On top of retri
   tool it does not rank first for its own name;
 - a question not in English (another alphabet or language) is searched in the English the
   index's translator makes of it (``last_searched`` says what was searched);
-- a query shaped like a tool name (``get_wether``, ``cancelInspection``) that no tool has is
+- a query shaped like a tool name (``get_wether``, ``cancelInvoice``) that no tool has is
   resolved by the ``unknown`` factory: a stand-in whose call returns a structured
   ``UNKNOWN_TOOL`` result with the closest real names, instead of the agent's bare text error.
 """
@@ -120,7 +120,7 @@ class ToolIndexRetriever(BaseRetriever):
         self.gate = gate
         self.sticky: list[str] = []
         # a conversation's earlier user turns, newest last: a follow-up that names nothing
-        # ("and for GRB-104?") is searched again with the turn before it, to fill its slots
+        # ("and for ORD-1043?") is searched again with the turn before it, to fill its slots
         self.context: list[str] = []
         self.last_retrieved: list[tuple[str, float]] = []
         # the last question's prerequisites: tool -> the retrieved tool whose parameter takes
@@ -203,8 +203,8 @@ class ToolIndexRetriever(BaseRetriever):
         return extra[: self.k - len(found)]
 
     def _parts(self, query: str) -> list[tuple[str, str]]:
-        """Each part of a question that asks several things ("What is GRB-101's contract
-        value and how many workers are on site?"), with the tool that fits it best; [] for a
+        """Each part of a question that asks several things ("What is the total of
+        ORD-1042 and what is the weather in Oslo?"), with the tool that fits it best; [] for a
         question of one part. The agent checks that it called a tool for every part."""
         parts, _ = self.index.stages.split(query)
         companions = self._companions()

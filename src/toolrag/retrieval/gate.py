@@ -10,7 +10,7 @@ answered without tools. On BFCL and NESTFUL the gate chosen this way keeps 0.93-
 questions (docs/decisions/0019). ``toolrag eval gate --requests`` reports the same sweep in full.
 
 That cosine gate alone cannot tell a question worded unlike every card but sharing its rare
-words ("How many subcontracts carry 10 percent retainage?") from one that is only vaguely near
+words ("How many backorders carry a restocking fee?") from one that is only vaguely near
 ("What is the tallest building in the world?"). So ``choose_gate`` also sets an
 :class:`~toolrag.retrieval.index.EvidenceGate` that counts the question's best BM25 score beside
 its cosine, each on the scale of the pool's written requests (their medians). Its threshold sits

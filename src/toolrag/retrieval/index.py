@@ -100,7 +100,7 @@ class EvidenceGate:
     ``cosine`` is the best cosine of its k hits and ``bm25`` its best BM25 score over the pool.
     The scales are what a typical question the pool serves gets (the median of its written
     requests), so both count alike whatever the pool's BM25 scores run to: a question worded
-    unlike every card but sharing its rare words ("subcontracts", "retainage") keeps its tools,
+    unlike every card but sharing its rare words ("backorders", "restocking") keeps its tools,
     and one that is only vaguely near ("the tallest building") loses them.
     (:func:`toolrag.retrieval.gate.choose_gate` sets it per pool.)"""
 

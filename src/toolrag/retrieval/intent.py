@@ -1,16 +1,16 @@
 """Whether a request asks for an action, read without a model.
 
-A question that asks for information ("Which invoices of GRB-104 are unpaid?") must never reach
-a write, delete or external tool: a small model offered ``submit_change_order`` beside the
+A question that asks for information ("Which invoices of CUST-104 are unpaid?") must never reach
+a write, delete or external tool: a small model offered ``submit_expense_report`` beside the
 reads calls it. :func:`asks_for_action` says whether a request asks for what an action tool
-does: its verb (the first word of the tool's name, ``submit`` of ``submit_change_order``, or of
+does: its verb (the first word of the tool's name, ``submit`` of ``submit_expense_report``, or of
 its description), or a verb of the same kind (create, change, delete or send), appears
 
-- in its plain form where a request starts ("Cancel INSP-101-04", "..., and then submit it",
+- in its plain form where a request starts ("Cancel ORD-1042", "..., and then submit it",
   "please close", "can you create ..."), or
-- in any form in a request that does not open as a question ("I need INSP-101-04 cancelled").
+- in any form in a request that does not open as a question ("I need ORD-1042 cancelled").
 
-"Was the inspection cancelled?" and "What change orders were submitted?" ask for information.
+"Was the order cancelled?" and "What expense reports were submitted?" ask for information.
 English only; a question in another language is read in the English the tool index's
 translator makes of it. A request is read up to ``MAX_CHARS`` characters, its whitespace runs
 squashed, by patterns without overlapping repetitions: linear time.
@@ -27,7 +27,7 @@ ACTIONS = frozenset({"write", "delete", "external"})
 MAX_CHARS = 2_000
 
 # Verbs by kind of action. Words that open information questions as often as requests ("open
-# RFIs", "share of the budget", "set of drawings", "request for information") are left out.
+# tickets", "share of the budget", "set of rules", "request for a quote") are left out.
 _KINDS = (
     "create add draft write register insert enter upload",
     "update change edit modify close reopen rename move assign reassign reschedule approve "
@@ -85,7 +85,7 @@ def asks_for_action(request: str, card: ToolCard) -> bool:
 
 
 # Words that ask for arithmetic over figures or dates: a companion (compute) tool is offered only
-# to a request that has one. "What is the liquidated damages rate?" has none, and offered
+# to a request that has one. "What is the cancellation fee?" has none, and offered
 # calculate_share beside the documents, the local model went to run_sql instead.
 _ARITHMETIC = re.compile(
     r"\b(?:how many (?:days|weeks|months|years|working days|calendar days)|how long|difference|"

@@ -2,11 +2,11 @@
 their embeddings, chosen per question by cosine similarity.
 
 Each example has two vectors: its question's, and its question's *shape*, the question with its
-ids and proper names masked (:func:`toolrag.guard.grounding.names.masked`: "Which cost code is over
-budget on the Name?"). Most examples are chosen by shape, so a question gets examples of the
+ids and proper names masked (:func:`toolrag.guard.grounding.names.masked`: "Which invoices of
+Name are unpaid?"). Most examples are chosen by shape, so a question gets examples of the
 same kind of request (the tool and the form of its arguments) rather than every example that
-names the same project; a few are chosen by the whole question, and show the calls made for
-the records it names (a project's code for its name).
+names the same customer; a few are chosen by the whole question, and show the calls made for
+the records it names (a customer's code for its name).
 
 It starts from the tool cards' example queries and ``data/questions/examples.jsonl``, and grows
 with confirmed routing decisions (``toolrag examples promote``). Any example whose embedding has
@@ -234,7 +234,7 @@ class ExampleStore:
         """The ``k`` examples for ``query``, among those whose calls use only ``tools`` when
         given (an example with no call, "no tool", always qualifies): the ``k - k_named``
         nearest by shape (cosine of the masked questions: the same kind of request), then the
-        ``k_named`` nearest by the whole question among the rest (the same project or record).
+        ``k_named`` nearest by the whole question among the rest (the same customer or record).
         Each comes with the cosine it was chosen by; the nearest by shape first."""
         if not self._examples:
             return []

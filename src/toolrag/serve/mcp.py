@@ -299,8 +299,8 @@ class ToolboxMCPServer(MCPServer[Any]):
         super().__init__(
             "toolrag",
             version="0.1",
-            instructions="Construction project tools: documents, schedules, SQL and the field "
-            "API. Delete and external actions need a person's approval.",
+            instructions="Tools of the configured collections: document and record searches, "
+            "SQL and REST APIs. Delete and external actions need a person's approval.",
             log_level="WARNING",
             warn_on_duplicate_resources=False,
         )

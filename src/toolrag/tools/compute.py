@@ -1,8 +1,8 @@
 """Compute tools: exact arithmetic over values the model has read (pure functions, no I/O).
 
 A small model (Qwen2.5-Coder-1.5B) reads the right figures and dates from a tool's result and
-then gets the arithmetic wrong: the days between two milestones, a planned finish plus the days
-change orders added, how much more one vendor billed than another, what share of a budget is
+then gets the arithmetic wrong: the days between two deadlines, a planned finish plus the days
+approved delays added, how much more one vendor billed than another, what share of a budget is
 spent, the total of several invoices. These tools do that arithmetic. Each result carries the
 raw numbers, the numbers rounded to 2 decimals and a one-sentence ``summary`` that states the
 answer in words, so the model can copy it.
@@ -192,7 +192,7 @@ class ComputeToolSpec(GuardedToolSpec):
         """Count the calendar days from one date to another, and optionally the working days
         (Monday to Friday) between them.
 
-        Use it for how long something takes or how late it is: from a milestone's planned start
+        Use it for how long something takes or how late it is: from a task's planned start
         to its planned finish, from a planned finish to the actual finish, from a contract date
         to a date the question gives. Returns start, end, days (end minus start, negative when
         end is before start), weeks (1 decimal), working_days when asked, and a summary
@@ -242,7 +242,7 @@ class ComputeToolSpec(GuardedToolSpec):
         number).
 
         Use it for a date moved by a number of days: a planned finish plus the days approved
-        change orders added, a start date plus a duration in days, the date some days before a
+        extensions added, a start date plus a duration in days, the date some days before a
         deadline. Returns start, days, date (YYYY-MM-DD), its weekday, and a summary sentence
         to copy into the answer. It counts calendar days, not working days, and does not look
         up the date or the number of days: read them from a result first.
@@ -280,15 +280,15 @@ class ComputeToolSpec(GuardedToolSpec):
         from b to a, and which is larger.
 
         Use it for "how much more", "how much over budget", "by what percentage" and "which of
-        two projects or vendors has more" questions, once both values have been read from
+        two teams or vendors has more" questions, once both values have been read from
         results. Returns the difference, ratio and percent change, each raw and rounded to 2
         decimals, the larger label, and a summary sentence to copy into the answer. It does
         not look values up and does not add lists of numbers (sum_values does).
 
         Args:
-            a_label: What a is, in a few words (the first project's budget).
+            a_label: What a is, in a few words (the first team's budget).
             a: The first value, as a plain number.
-            b_label: What b is, in a few words (the second project's budget).
+            b_label: What b is, in a few words (the second team's budget).
             b: The second value, the one a is compared with; not 0.
         """
         for name, value in (("a", a), ("b", b)):
@@ -392,8 +392,8 @@ class ComputeToolSpec(GuardedToolSpec):
     def sum_values(self, values: list[Number]) -> ToolResult:
         """Add up a list of numbers and give their total, count, mean, smallest and largest.
 
-        Use it to total the amounts read from several results or rows (invoices, change
-        orders, costs, days lost) instead of adding them in your head. Returns count, total
+        Use it to total the amounts read from several results or rows (invoices, refunds,
+        costs, days lost) instead of adding them in your head. Returns count, total
         and mean, each raw and rounded to 2 decimals, min, max, and a summary sentence to copy
         into the answer. It does not look up or filter values: pass only the numbers the
         question asks to add, at most 1,000.

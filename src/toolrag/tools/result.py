@@ -36,7 +36,7 @@ class Source(BaseModel):
     file: str
     doc_id: str = ""
     title: str = ""
-    locator: str = Field("", description="Sheet number, milestone id or chunk within the file.")
+    locator: str = Field("", description="Page, record id or chunk within the file.")
     score: float | None = None
 
 

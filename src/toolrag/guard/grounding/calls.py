@@ -1,27 +1,27 @@
 """Arguments the question never gave, caught before an agent's call runs.
 
-A small model copies a value from a tool's description ("Project code (GRB-101) or name
-(Riverside Medical Office Building)") into a call about another project ("Which inspection
-failed on the Pinecrest Senior Living project?"), and the call returns that other project's
-records, which the model then reports. The router checks its decisions for this
+A small model copies a value from a tool's description ("Customer code (CUST-101) or name
+(Bluebird Coffee Roasters)") into a call about another customer ("Which orders of Copperfield
+Books were returned?"), and the call returns that other customer's records, which the model
+then reports. The router checks its decisions for this
 (:mod:`toolrag.guard.grounding.values`); this module gives the ReAct and function agents the same
 check, call by call: each identifier, and each proper name a tool's description showed, in the
 arguments must be in the question or in what the run has read since (earlier tool results, a
 chat's earlier turns).
 
-- A code of the same shape as the one id the question holds (``RFI-103-022`` copied from an
-  example, for a question about ``RFI-101-015``) is put right, as the router does.
+- A code of the same shape as the one id the question holds (``TKT-103-022`` copied from an
+  example, for a question about ``TKT-101-015``) is put right, as the router does.
 - A code for a parameter whose description shows a proper name among its values ("code
-  (GRB-101) or name (Riverside Medical Office Building)") becomes the one proper name the
-  question gives. Told to write the name, the small local model did not: it answered "no
-  failed inspections" instead.
+  (CUST-101) or name (Bluebird Coffee Roasters)") becomes the one proper name the question
+  gives. Told to write the name, the small local model did not: it answered "no returned
+  orders" instead.
 - An optional filter the model invented for a question that holds no id and no proper name
-  ("How many working days were lost to weather in November 2025?", called with
-  ``project="GRB-103"``) is left out at once: there is nothing to write instead, and told so,
-  the small local model answered "no weather delays" rather than calling again.
+  ("How many tickets were opened in November 2025?", called with ``customer="CUST-103"``) is
+  left out at once: there is nothing to write instead, and told so, the small local model
+  answered "no tickets" rather than calling again.
 - Any other such call does not run the first time: the model gets an ``INVALID_ARGUMENT``
   error naming the value and what the question gives. Made again, the call runs without the
-  ungrounded arguments the tool does not require (a project filter the question never gave),
+  ungrounded arguments the tool does not require (a customer filter the question never gave),
   or, for a required one, as given.
 
 The result of a call that runs says what was changed.
@@ -64,7 +64,7 @@ def _instead(value: str, given: list[str]) -> str | None:
 
 def _shows_a_name(schema: dict[str, Any] | None, key: str) -> bool:
     """Whether parameter ``key``'s description shows a proper name as a value it takes
-    ("Project code (GRB-101) or name (Riverside Medical Office Building)")."""
+    ("Customer code (CUST-101) or name (Bluebird Coffee Roasters)")."""
     prop = ((schema or {}).get("properties") or {}).get(key) or {}
     text = str(prop.get("description") or "")
     return any(name_like(m[0]) for m in NAME_SPAN.finditer(text))
@@ -74,8 +74,8 @@ def _named_instead(
     question: str, schema: dict[str, Any] | None, found: list[Ungrounded], args: dict[str, Any]
 ) -> list[str]:
     """Put the question's one proper name in place of each ungrounded code whose parameter
-    shows names among its values (``project: 'GRB-107'`` for a question about Pinecrest
-    Senior Living, when the parameter says "code (GRB-101) or name (...)"): the model wrote a
+    shows names among its values (``customer: 'CUST-107'`` for a question about Bluebird
+    Coffee Roasters, when the parameter says "code (CUST-101) or name (...)"): the model wrote a
     code it could only have copied where the name it was given would do. Changes ``args``;
     returns a note per value replaced."""
     names = [g for g in given_values(question) if name_like(g)]

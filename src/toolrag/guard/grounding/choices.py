@@ -1,12 +1,12 @@
 """Arguments outside a parameter's listed values, fitted before a call runs.
 
 A small model writes the word of the question for a parameter that takes one of a few listed
-values: ``document_type="subcontracts"`` where the values are ``contract, proposal, ...``, or an
+values: ``document_type="agreements"`` where the values are ``contract, proposal, ...``, or an
 empty string for a filter it means to leave out. The schema refuses the call, and the model,
-told the values, mostly gives up ("there are no subcontracts") rather than calling again. Here:
+told the values, mostly gives up ("there are no agreements") rather than calling again. Here:
 
 - a value that is one of the listed values but for case, separators or a plural
-  (``"Change Orders"`` for ``change_order``) is written as the listed value;
+  (``"Purchase Orders"`` for ``purchase_order``) is written as the listed value;
 - an empty value of a parameter the tool does not require is left out;
 - any other value of a parameter the tool does not require is left out, and the result says
   so with the values the parameter takes, so the model (and the person reading the trace)

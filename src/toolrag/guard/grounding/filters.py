@@ -1,13 +1,13 @@
 """Filters the question names, added to a call that left them out.
 
-A small model searches by a question's dates but drops the project it names ("Which structural
-sheets for the Summit Ridge Hotel were revised between January and March 2026?" becomes
-``search_blueprints(description="structural", start_date=..., end_date=...)``), gets every
-project's sheets of the period, and lists them all. For every call, :func:`complete_filters`
+A small model searches by a question's dates but drops the customer it names ("Which contracts
+with Bluebird Coffee Roasters were signed between January and March 2026?" becomes
+``search_documents(doc_type="contract", start_date=..., end_date=...)``), gets every
+customer's contracts of the period, and lists them all. For every call, :func:`complete_filters`
 adds what the model left out and the question names without doubt:
 
 - a filter parameter with known values (a :class:`Vocabulary`: the values of a collection's
-  metadata field such as project or discipline, with their aliases, or the ``enum`` of the
+  metadata field such as customer or department, with their aliases, or the ``enum`` of the
   tool's JSON schema such as a document type), when the question names exactly one of its
   values;
 - a start and an end date parameter, when the question names one period

@@ -1,11 +1,10 @@
 """The identifiers and proper names a request gives, found without a model.
 
-- :func:`code_like`: an id a model cannot know unless it is given (``GRB-107``, ``RFI-101-015``).
+- :func:`code_like`: an id a model cannot know unless it is given (``CUST-107``, ``TKT-101-015``).
 - :func:`given_values`: the ids and the runs of capitalised words of a question, in order.
 - :func:`masked`: the question with those replaced by placeholders, which leaves the shape of the
-  request ("Which cost code is over budget on the Name?"): what the few-shot example store
-  compares when it looks for examples of the same kind of request rather than of the same
-  project.
+  request ("Which invoices of Name are unpaid?"): what the few-shot example store compares
+  when it looks for examples of the same kind of request rather than of the same customer.
 """
 
 from __future__ import annotations
@@ -21,13 +20,13 @@ TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./-]*[A-Za-z0-9]")
 
 
 def folded(text: str) -> str:
-    """Letters and digits only, casefolded: ``GRB-107`` and ``grb 107`` compare equal."""
+    """Letters and digits only, casefolded: ``CUST-107`` and ``cust 107`` compare equal."""
     return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def code_like(text: str) -> bool:
     """An identifier a model cannot know unless it is given: one token of 4+ characters with an
-    ASCII letter and digit in it (``GRB-107``, ``RFI-101-015``, ``INSP-101-06``). Dates and
+    ASCII letter and digit in it (``CUST-107``, ``TKT-101-015``, ``ORD-1042``). Dates and
     times (written by the model from "March 2026"), numbers (``1e-09``), amounts with a unit
     (``10mg``) and values composed of parts such as URLs, paths and e-mail addresses are not
     codes."""
@@ -54,8 +53,8 @@ _POSSESSIVE = re.compile(r"'s?$")
 
 def given_values(question: str) -> list[str]:
     """What the question names: its ids and codes, and its runs of capitalised words (its
-    first word left out when it stands alone), in order (``Riverside Medical Office
-    Building``, ``RFI-101-015``). The repair round shows them, so the model has the value to
+    first word left out when it stands alone), in order (``Bluebird Coffee
+    Roasters``, ``TKT-101-015``). The repair round shows them, so the model has the value to
     write instead of inventing one. Read up to ``MAX_QUERY_CHARS`` characters."""
     question = bounded(question, MAX_QUERY_CHARS)
     found: dict[str, None] = {}  # in order; a dict, so a question of many values stays linear
@@ -77,8 +76,8 @@ NAME_MASK = "Name"
 
 def masked(text: str) -> str:
     """``text`` with each value :func:`given_values` finds replaced by a placeholder (``ID`` for
-    an id or code, ``Name`` for a proper name), longest first: "Which cost code is over budget
-    on the Summit Ridge Hotel?" -> "Which cost code is over budget on the Name?". Read up to
+    an id or code, ``Name`` for a proper name), longest first: "Which invoices of Copperfield
+    Books are unpaid?" -> "Which invoices of Name are unpaid?". Read up to
     ``MAX_QUERY_CHARS`` characters (one pass per value found)."""
     out = text = bounded(text, MAX_QUERY_CHARS)
     for value in sorted(given_values(text), key=len, reverse=True):

@@ -1,7 +1,7 @@
 """Values a companion call computes with must have been read.
 
-A small model offered ``sum_values`` beside ``run_sql`` for "What is the total concrete budget
-across every project?" called ``sum_values`` first, with numbers it made up, and answered with
+A small model offered ``sum_values`` beside ``run_sql`` for "What is the total marketing budget
+across every team?" called ``sum_values`` first, with numbers it made up, and answered with
 their total. A companion tool (``ToolCard.companion``: arithmetic over what other tools return)
 may only compute with numbers and dates the question gives or the run has read since (earlier
 tool results, a chat's earlier turns). :func:`unread_values` names the others; the guard refuses
@@ -92,7 +92,7 @@ def unread_values(arguments: Mapping[str, Any], question: str, seen: str) -> lis
 
 _FIGURE = re.compile(
     r"(?<![\w.\-])\$?-?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w\-])"
-)  # a figure standing alone: not a part of an id (GRB-101, S-201) or a date
+)  # a figure standing alone: not a part of an id (CUST-101, A-12) or a date
 
 
 def unread_figures(answer: str, question: str, seen: str) -> list[str]:

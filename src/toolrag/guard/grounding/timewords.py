@@ -1,7 +1,7 @@
 """Whether a request speaks of a time at all, found without a model.
 
 A small model adds date filters a question never asked for ("since 2023-01-01" for "How many
-days has the hotel lost to weather?"), and the call then finds nothing. :func:`mentions_time`
+days has the Oslo store lost to weather?"), and the call then finds nothing. :func:`mentions_time`
 says whether the question gives the model any ground for a date: a date, a year, a month or a
 weekday, a relative period ("last week", "3 days ago", "since", "between") or a season of the
 year. :func:`iso_dates` picks the date values out of a call's arguments.
@@ -31,7 +31,7 @@ _TIME_WORDS = frozenset(
     )
 )
 _WORDS = re.compile(r"[a-z]+")
-# not inside an id: INSP-109-02 and GRB-2024 hold no date
+# not inside an id: TKT-109-02 and ACME-2024 hold no date
 _YEAR = re.compile(r"(?<![\w-])(?:19|20)\d{2}(?![\w-])")
 _NUMERIC_DATE = re.compile(
     r"(?<![\w.-])(?:\d{1,4}[-/]\d{1,2}(?:[-/]\d{1,4})?|\d{1,2}\.\d{1,2}\.\d{2,4})(?![\w-])"

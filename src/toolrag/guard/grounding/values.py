@@ -1,14 +1,14 @@
 """Whether a decision's argument values come from the question.
 
-A small model fills in values it cannot know: a project's code for the project's name, an
-example's RFI number, the code or the name a parameter's description gives as its example
-(``"project": "GRB-107"`` or ``"Summit Ridge Hotel"`` for a question about the Riverside
-Medical Office Building). The call then runs, and fetches another record's data. For any
+A small model fills in values it cannot know: a customer's code for the customer's name, an
+example's ticket number, the code or the name a parameter's description gives as its example
+(``"customer": "CUST-107"`` or ``"Copperfield Books"`` for a question about Bluebird Coffee
+Roasters). The call then runs, and fetches another record's data. For any
 tool pool:
 
 - :func:`ground_codes` puts back an id the model mangled (a whole value, or one inside a SQL
   statement or a phrase) when the question holds exactly one id of the same shape
-  (``RFI-103-022`` copied from an example, for a question about ``RFI-101-015``): no model
+  (``TKT-103-022`` copied from an example, for a question about ``TKT-101-015``): no model
   call is needed.
 - :func:`ungrounded_values` names every other identifier or proper name that neither the
   question nor a shown example's mapping supports; the router sends those to its repair round.
@@ -45,7 +45,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 def embedded_codes(text: str) -> list[str]:
     """The ids inside a longer value, such as a SQL statement or a search phrase
-    (``GRB-109`` in ``... WHERE project_code = 'GRB-109'``); none for a value of one token."""
+    (``CUST-109`` in ``... WHERE customer_code = 'CUST-109'``); none for a value of one token."""
     if not any(ch.isspace() for ch in text):
         return []
     return [t for t in TOKEN.findall(text) if code_like(t)]
@@ -75,7 +75,7 @@ def _capitalised(text: str, skip_first: bool) -> set[str]:
 
 def name_like(text: str) -> bool:
     """A proper name: two or more words, every word of 4+ letters capitalised
-    (``Summit Ridge Hotel``, ``Cedar Valley Fire Station 7``), not a phrase or a sentence."""
+    (``Copperfield Books``, ``Elm Street Pharmacy 7``), not a phrase or a sentence."""
     words = _WORD.findall(text)
     long = [w for w in words if len(w) >= 4 and not w.isdigit()]
     return len(_capitalised(text, False)) >= 2 and all(w[0].isupper() for w in long)
@@ -149,8 +149,8 @@ def _clauses(text: str) -> list[str]:
 
 def _paired(fold: str, clauses: Sequence[str], names: set[str]) -> bool:
     """Whether a clause of a shown text pairs the code ``fold`` with a proper name this
-    question uses: "Project code (GRB-101) or name (Riverside Medical Office Building)" pairs
-    ``GRB-101`` with a question about "Riverside Medical"; ``names``: the question's
+    question uses: "Customer code (CUST-101) or name (Bluebird Coffee Roasters)" pairs
+    ``CUST-101`` with a question about "Bluebird Coffee"; ``names``: the question's
     capitalised words, stemmed."""
     for clause in clauses:
         if fold not in folded(clause):
@@ -187,11 +187,11 @@ def ungrounded_values(
     offered tool's description or schema (the names a small model copies), and is grounded
     when the question uses one of its words: a name the model knows ("Los Angeles" for "LA")
     is its own. Either is also grounded when a shown example maps it from a name this question
-    also uses (the example's question says "Riverside Medical Office Building", its call says
-    ``GRB-101``, and this question says "Riverside"), and when the tool's schema lists it (an
+    also uses (the example's question says "Bluebird Coffee Roasters", its call says
+    ``CUST-101``, and this question says "Bluebird"), and when the tool's schema lists it (an
     ``enum`` or a ``default``). A code is also grounded when a clause of an offered tool's
-    description or parameter descriptions pairs it with a name the question uses ("Project
-    code (GRB-101) or name (Riverside Medical Office Building)"). Any other is an error for the
+    description or parameter descriptions pairs it with a name the question uses ("Customer
+    code (CUST-101) or name (Bluebird Coffee Roasters)"). Any other is an error for the
     repair round, which asks for the value as the question states it (the name, where the tool
     accepts one) or no value for an optional argument.
 
@@ -260,7 +260,7 @@ def drop_optional(
     found: Sequence[Ungrounded],
     tools: Mapping[str, BaseTool],
 ) -> list[str] | None:
-    """Leave out ungrounded arguments the tools do not require (a project filter the question
+    """Leave out ungrounded arguments the tools do not require (a customer filter the question
     never gave), after the repair round could not fix them: the call then runs wider instead
     of on another record. None, with ``decision`` untouched, when one of them is required."""
     drops = []

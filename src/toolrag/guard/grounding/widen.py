@@ -1,7 +1,7 @@
 """One more try for a read call that found nothing with dates the question never gave.
 
 A small model adds date filters a question never asked for (``since: 2023-01-01`` for "How many
-working days has the Summit Ridge Hotel lost to weather?"), the call finds nothing, and the model
+working days has the Oslo store lost to weather?"), the call finds nothing, and the model
 answers "none". When a read call with optional date arguments finds nothing and the question
 names no time at all (:func:`toolrag.guard.grounding.timewords.mentions_time`), the guard runs it
 once more

@@ -8,9 +8,9 @@ tables of the allow-list are visible.
 
 The allow-list and limits come from a YAML file (``toolspecs/sql.yaml``)::
 
-    name: construction
-    description: Granite Ridge Builders' job-cost database ...
-    allow_tables: [projects, budgets, ...]
+    name: orders
+    description: The shop's orders database ...
+    allow_tables: [customers, orders, ...]
     max_rows: 200
     timeout_s: 5
 """

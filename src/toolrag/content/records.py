@@ -1,4 +1,4 @@
-"""The record every loader produces, and the loader interface."""
+"""The record a loader produces from a file, and the loader interface."""
 
 from __future__ import annotations
 
@@ -8,32 +8,21 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from toolrag.types import ContentType
-
 
 class Record(BaseModel):
-    """One indexable unit (a document, a blueprint sheet, a schedule milestone) before chunking.
+    """One indexable unit (a file, a page, a CSV row or a JSONL record) before chunking."""
 
-    The metadata fields are the same for every content type so that the LanceDB tables share
-    one fixed schema (a new metadata key would not fit an existing table).
-    """
-
-    doc_id: str = Field(description="Stable id of the unit, e.g. a document id or sheet id.")
+    doc_id: str = Field(description="Stable id of the unit: its file, file#part or row id.")
     text: str
     title: str = ""
-    project: str = ""
-    project_name: str = ""
-    doc_type: str = ""
-    date: str = Field("", description="ISO date (YYYY-MM-DD) used for date-range filters.")
-    sheet: str = ""
-    discipline: str = ""
-    extra: dict[str, str] = Field(default_factory=dict)
+    extra: dict[str, str] = Field(
+        default_factory=dict, description="Field values by name, each JSON-encoded."
+    )
 
 
 class Loader(ABC):
-    """Finds the source files of one content type and reads each into records."""
+    """Finds the source files of one collection and reads each into records."""
 
-    content_type: ContentType
     #: Whether records are split into chunks before embedding (long prose) or kept whole.
     chunked: bool = False
     #: Bump when the loader's output for the same file changes, so indexes re-read the files.
