@@ -38,7 +38,7 @@ def test_a_field_added_after_indexing_is_filled_in_and_nothing_is_lost(tmp_path:
     (root / "toolspecs" / "rooms.yaml").write_text(ALIASES, encoding="utf-8")
     (root / "toolspecs" / "collections.yaml").write_text(WITH_ROOM, encoding="utf-8")
 
-    report = {r.content_type: r for r in Toolbox(settings).index()}["equipment"]
+    report = {r.collection: r for r in Toolbox(settings).index()}["equipment"]
     # the one room the alias file does not name is one line; the rest resolve to its values
     assert report.errors == [
         f"{register}: field room: 'Imaging suite' is not a value or name in its alias file; "
