@@ -26,7 +26,7 @@ question set and for all of them. Each setup first answers one untimed warm-up q
 interrupted run resumes where it stopped (``--fresh`` starts over).
 
     .venv/bin/python -m benchmarks.agent [--sets test,fresh,unseen] [--limit N] [--every N]
-        [--setups all_tools,objectindex,toolrag]
+        [--setups all_tools,objectindex,toolrag] [--name agent_x]
 """
 
 from __future__ import annotations
@@ -274,6 +274,9 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=16384, help="Local model context.")
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "agent.json")
     parser.add_argument("--fresh", action="store_true", help="Ignore earlier records.")
+    parser.add_argument(
+        "--name", default="", help="Result file name (default: from the options given)."
+    )
     args = parser.parse_args()
     setups = [s for s in args.setups.split(",") if s]
     if unknown := set(setups) - set(SETUPS) - set(OPTIONAL_SETUPS):
@@ -410,7 +413,7 @@ def main() -> None:
         "targets": verdict,
     }
     args.out.write_text(json.dumps(report, indent=2))
-    name = result_name(
+    name = args.name or result_name(
         "agent",
         limit=args.limit,
         every=args.every if args.every != 1 else 0,
