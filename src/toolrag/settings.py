@@ -29,6 +29,10 @@ REMOVED_SETTINGS = {
     "instead, or point TOOLRAG_COLLECTIONS_FILE at an empty one",
     "projects_file": "a keyword field's names come from its alias file (the field's "
     "aliases: in collections.yaml; docs/collections.md)",
+    "chunk_size": "each collection declares its chunking (chunking: {size, overlap} in "
+    "collections.yaml; docs/collections.md)",
+    "chunk_overlap": "each collection declares its chunking (chunking: {size, overlap} in "
+    "collections.yaml; docs/collections.md)",
 }
 
 LLMProvider = Literal["auto", "local", "openai", "openai_like", "scripted"]
@@ -206,8 +210,6 @@ class Settings(BaseSettings):
         "starts a separate low-priority process that writes them, and questions use them once "
         "it finishes. index: written before indexing returns. off: only `toolrag tools synth`.",
     )
-    chunk_size: int = Field(200, ge=64, description="Document chunk size in tokens.")
-    chunk_overlap: int = Field(30, ge=0)
     max_iterations: int = Field(6, ge=1, le=50, description="Agent steps before a graceful stop.")
     agent_mode: Literal["react", "router+react", "function"] = Field(
         "router+react",

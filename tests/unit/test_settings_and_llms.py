@@ -76,7 +76,7 @@ def test_a_bad_setting_is_one_line_naming_the_field(
         assert value.strip('[]"') in result.output
 
 
-@pytest.mark.parametrize("name", ["content_types", "projects_file"])
+@pytest.mark.parametrize("name", ["content_types", "projects_file", "chunk_size"])
 def test_a_removed_setting_says_what_replaced_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str
 ) -> None:
@@ -192,4 +192,4 @@ def test_database_url_password_is_masked() -> None:
     s = Settings(database_url="postgresql+psycopg://toolrag:s3cretpw@127.0.0.1:5432/demo")
     shown = s.masked()["database_url"]
     assert "s3cretpw" not in shown and "127.0.0.1:5432/demo" in shown
-    assert Settings(index_dir=Path("ix")).resolved_database_url.endswith("ix/construction.sqlite")
+    assert Settings(index_dir=Path("ix")).resolved_database_url.endswith("ix/sample.sqlite")
