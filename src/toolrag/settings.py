@@ -22,6 +22,10 @@ from pydantic_settings import (
 from toolrag.errors import ConfigError
 from toolrag.profiles import AgentProfile
 
+_CHUNKING = (
+    "each collection declares its chunking (chunking: {size, overlap} in collections.yaml; "
+    "docs/collections.md)"
+)
 # settings of earlier releases, and what replaced them (a config that sets one is refused)
 REMOVED_SETTINGS = {
     "content_types": "the content is the collections declared in collections_file "
@@ -29,10 +33,8 @@ REMOVED_SETTINGS = {
     "instead, or point TOOLRAG_COLLECTIONS_FILE at an empty one",
     "projects_file": "a keyword field's names come from its alias file (the field's "
     "aliases: in collections.yaml; docs/collections.md)",
-    "chunk_size": "each collection declares its chunking (chunking: {size, overlap} in "
-    "collections.yaml; docs/collections.md)",
-    "chunk_overlap": "each collection declares its chunking (chunking: {size, overlap} in "
-    "collections.yaml; docs/collections.md)",
+    "chunk_size": _CHUNKING,
+    "chunk_overlap": _CHUNKING,
 }
 
 LLMProvider = Literal["auto", "local", "openai", "openai_like", "scripted"]

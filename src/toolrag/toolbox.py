@@ -305,9 +305,13 @@ class Toolbox:
     def indexed(self) -> bool:
         """Every declared collection has its index, and the sample database (when there is
         one to build) is built."""
-        built = self.settings.database_url or not self.settings.seed_sql.is_file()
-        built = built or self.settings.sample_db_path.is_file()
-        return bool(built) and all(i.exists() for i in self.collection_indexes.values())
+        settings = self.settings
+        database = (
+            bool(settings.database_url)
+            or not settings.seed_sql.is_file()
+            or settings.sample_db_path.is_file()
+        )
+        return database and all(i.exists() for i in self.collection_indexes.values())
 
     def warm_up(self) -> None:
         """Open the indexes and load the models now, not on the first question (a batch calls

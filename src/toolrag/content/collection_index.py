@@ -250,25 +250,9 @@ class CollectionIndex(ContentIndex):
 
     def _hit(self, row: dict[str, Any], score: float, similarity: float | None) -> Hit:
         values = {f.name: row.get(f.name) for f in self.spec.fields}
-        return Hit(
-            id=row["id"],
-            doc_id=row.get("doc_id") or "",
-            text=row.get("text") or "",
-            source=row.get("source") or "",
-            title=row.get("title") or "",
-            chunk=int(row.get("chunk") or 0),
-            score=round(score, 6),
-            similarity=None if similarity is None else round(similarity, 4),
-            extra={k: _shown(v) for k, v in values.items() if v is not None},
-        )
+        return Hit.from_row(row, score, similarity, values)
 
     def seen(self, field: str, limit: int = 1_000) -> list[str]:
         """The distinct values of a keyword or enum field in the table, sorted."""
         values = self.distinct(field)
         return values[:limit]
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)

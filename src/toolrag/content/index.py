@@ -75,7 +75,17 @@ class Hit(BaseModel):
     )
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], score: float, similarity: float | None) -> Hit:
+    def from_row(
+        cls,
+        row: dict[str, Any],
+        score: float,
+        similarity: float | None,
+        values: dict[str, Any] | None = None,
+    ) -> Hit:
+        """A table row as a hit; ``values``: its field values (default: the row's ``extra``
+        column, each value JSON-encoded as :class:`~toolrag.content.records.Record` keeps it)."""
+        if values is None:
+            values = {k: json.loads(v) for k, v in json.loads(row.get("extra") or "{}").items()}
         return cls(
             id=row["id"],
             doc_id=row.get("doc_id") or "",
@@ -83,10 +93,17 @@ class Hit(BaseModel):
             source=row.get("source") or "",
             title=row.get("title") or "",
             chunk=int(row.get("chunk") or 0),
-            extra={k: str(v) for k, v in json.loads(row.get("extra") or "{}").items()},
+            extra={k: field_text(v) for k, v in values.items() if v is not None},
             score=round(score, 6),
             similarity=None if similarity is None else round(similarity, 4),
         )
+
+
+def field_text(value: Any) -> str:
+    """A field value as a result shows it: a whole number without ``.0``."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 class SyncReport(BaseModel):
