@@ -699,7 +699,9 @@ class Toolbox:
         return DecisionLog(self.settings.state_dir / "decisions.sqlite")
 
     def router(self, mode: ExampleMode = "dynamic") -> Router:
-        return Router(self.llm, self.example_store, mode=mode, k_examples=8)
+        return Router(
+            self.llm, self.example_store, mode=mode, k_examples=8, vocabulary=self.guard.vocabulary
+        )
 
     async def aroute(
         self, question: str, execute: bool = True, mode: ExampleMode = "dynamic"

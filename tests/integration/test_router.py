@@ -17,7 +17,7 @@ from toolrag.guard.grounding.names import masked
 from toolrag.guard.grounding.values import code_like
 from toolrag.models.embeddings import make_embedding
 from toolrag.routing import Example, ExampleStore, LeakageError, Router, ToolCallSpec
-from toolrag.routing.router import _valid_call, extract_json
+from toolrag.routing.router import _valid_call, decision_schema, extract_json
 
 SCHEDULE = "get_project_schedule"
 
@@ -399,3 +399,78 @@ def test_with_no_tool_offered_the_model_answers_without_routing() -> None:
     seen = llm.prompts[0][-1].content or ""
     assert "No tool fits this question" in seen and '"action"' not in seen  # no routing prompt
     assert len(llm.prompts) == 1 and result.tools_offered == []
+
+
+MULTI = (
+    "What is the total of approved change orders on GRB-106, and when is substantial "
+    "completion planned there?"
+)
+
+
+def test_a_question_of_several_parts_gets_them_listed_and_a_call_for_each(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    tb = toolbox_factory([])
+    tools = [t for t in tb.tools() if t.metadata.get_name() in ("run_sql", SCHEDULE)]
+    sql = {"sql": "SELECT SUM(amount) FROM change_orders WHERE project_code = 'GRB-106'"}
+    llm = ScriptedLLM([_decision(("run_sql", sql), (SCHEDULE, {"project": "GRB-106"}))])
+    result = Router(llm).route(MULTI, tools)
+    prompt = llm.prompts[0][0].content or ""
+    assert "This question asks 2 things; give a call for each:\n1. What is the total" in prompt
+    assert prompt.index("Question: What is the total") < prompt.index("This question asks 2")
+    assert result.valid and [c.tool for c in result.decision.calls] == [  # type: ignore[union-attr]
+        "run_sql",
+        SCHEDULE,
+    ]
+    # the grammar (or the server's JSON schema) admits only that many calls or more
+    schema = decision_schema(2)
+    assert schema["properties"]["calls"]["minItems"] == 2
+    assert schema["properties"]["action"]["enum"] == ["call_tools"]
+    assert "minItems" not in decision_schema(1)["properties"]["calls"]
+    # a question of one part: no list
+    Router(one := ScriptedLLM([_decision(("run_sql", sql))])).route(
+        "Total of the approved COs on GRB-106?", tools
+    )
+    assert "things; give a call" not in (one.prompts[0][0].content or "")
+
+
+def test_a_call_still_wrong_after_the_repair_is_left_out_when_another_is_right(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    tb = toolbox_factory([])
+    tools = [t for t in tb.tools() if t.metadata.get_name() in ("run_sql", SCHEDULE)]
+    sql = {"sql": "SELECT SUM(amount) FROM change_orders WHERE project_code = 'GRB-106'"}
+    bad = _decision(("run_sql", sql), (SCHEDULE, {"colour": "red"}))
+    result = Router(ScriptedLLM([bad, bad])).route(MULTI, tools)
+    assert result.valid and result.repaired
+    assert [c.tool for c in result.decision.calls] == ["run_sql"]  # type: ignore[union-attr]
+    assert any(f"{SCHEDULE} left out" in note for note in result.grounded)
+    # a question of one part keeps the old rule: a decision still wrong is not valid
+    single = Router(ScriptedLLM([bad, bad])).route("Total of approved COs on GRB-106?", tools)
+    assert not single.valid
+
+
+def test_a_repeated_call_runs_once(toolbox_factory: Callable[..., Toolbox]) -> None:
+    tb = toolbox_factory([])
+    tools = [t for t in tb.tools() if t.metadata.get_name() == SCHEDULE]
+    twice = _decision((SCHEDULE, {"project": "GRB-104"}), (SCHEDULE, {"project": "GRB-104"}))
+    result = Router(ScriptedLLM([twice])).route("When does GRB-104 finish?", tools)
+    assert result.valid and len(result.decision.calls) == 1  # type: ignore[union-attr]
+    assert result.grounded == ["get_project_schedule: a repeated call left out"]
+
+
+def test_an_id_the_question_gives_by_name_replaces_a_copied_one(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    tb = toolbox_factory([])
+    tools = [t for t in tb.tools() if t.metadata.get_name() == SCHEDULE]
+    router = Router(
+        ScriptedLLM([_decision((SCHEDULE, {"project": "GRB-101"}))]),
+        vocabulary=tb.guard.vocabulary,
+    )
+    question = "When is the Lakeshore Public Library Renovation planned to finish?"
+    assert router.named_ids(question) == ["GRB-106"]  # the sample's alias file names it
+    result = router.route(question, tools)
+    assert result.valid and not result.repaired
+    assert result.decision.calls[0].arguments == {"project": "GRB-106"}  # type: ignore[union-attr]
+    assert result.grounded == ["get_project_schedule.project: 'GRB-101' -> 'GRB-106'"]

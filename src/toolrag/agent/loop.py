@@ -632,7 +632,8 @@ async def run_agent(
         answer.answer = text.strip()
         steps_before_repair = len(answer.trace)
         last = answer.trace[-1] if answer.trace else None
-        left = [(p, t) for p, t in parts if t not in answer.tools_called]
+        called = {s.tool for s in prior} | set(answer.tools_called)  # the router's calls too
+        left = [(p, t) for p, t in parts if t not in called]
         if left and not parts_asked and left[0][1] in offered:
             # a part of the question no tool was called for: one turn to call one
             parts_asked = True

@@ -46,7 +46,7 @@ from toolrag.guard import ToolGuard
 from toolrag.guard.function_tools import RunState
 from toolrag.guard.policy import Approver
 from toolrag.routing.feedback import DecisionLog
-from toolrag.routing.router import Router
+from toolrag.routing.router import Router, question_parts
 from toolrag.tools.prompting import CompactReActFormatter, fence
 
 ROUTED_THOUGHT = "I need to use a tool to help me answer the question."
@@ -63,7 +63,7 @@ Rules:
   nothing found, other data), fix the arguments as the suggestion says or call another tool
   from the list above.
 - Answer in one to three sentences with the exact figures, names, dates, ids and codes
-  you found.
+  you found.{parts}
 Reply in exactly one of these two forms:
 Thought: <one sentence>
 Answer: <the answer>
@@ -73,6 +73,22 @@ Action: <one of {names}>
 Action Input: <the arguments as a JSON object>
 
 Question: {question}"""
+
+
+# The rule for a question that asks several things (:func:`toolrag.routing.router.question_parts`).
+PARTS_RULE = """
+- The question asks {n} things: {parts}. Answer each of them; for one the results do not
+  answer, call a tool for it, or say that you could not find it."""
+
+
+def parts_rule(question: str) -> str:
+    """:data:`PARTS_RULE` for a question of several parts; "" for one of a single part."""
+    parts = question_parts(question)
+    if len(parts) < 2:
+        return ""
+    return PARTS_RULE.format(
+        n=len(parts), parts="; ".join(f"({n}) {p}" for n, p in enumerate(parts, start=1))
+    )
 
 
 class RoutedReActFormatter(CompactReActFormatter):
@@ -100,6 +116,7 @@ class RoutedReActFormatter(CompactReActFormatter):
             results=results,
             names=", ".join(t.metadata.get_name() for t in tools),
             question=self.question,
+            parts=parts_rule(self.question),
         )
         reasoning = list(current_reasoning or [])
         if reasoning[: len(self.routed)] == self.routed:  # rendered in the turn above

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from toolrag.content.aliases import KeywordValues, load_aliases
 from toolrag.content.collection_spec import CollectionSpec
-from toolrag.content.fields import FieldValueError, coerce, raw_value
+from toolrag.content.fields import FieldValueError, coerce, days_between, raw_value
 from toolrag.content.fusion import FusionMode
 from toolrag.content.index import BuildRows, ContentIndex, Hit, ProgressFn, SyncReport
 from toolrag.content.readers import Unit, read_units
@@ -133,13 +133,18 @@ class CollectionLoader(Loader):
                 value = self._canonical(path, spec.name, str(value))
             if value is not None:
                 values[spec.name] = value
+        text = unit.text
+        for spec in self.spec.fields:  # computed from the values read above
+            if spec.between and (computed := days_between(spec, values)) is not None:
+                values[spec.name] = float(computed[0])
+                text += f"\n{spec.name}: {computed[0]} ({computed[1]})"
         props = unit.properties
         named = values.get(self.spec.title_field) if self.spec.title_field else None
         title = str(named or props.get("title") or _first_line(unit.text) or path.stem)
         # a row's own id (its id_column) names it; else the file, and the page or row
         doc_id = str(props.get("id") or (f"{source}#{unit.part}" if unit.part else source))
         extra = {name: json.dumps(value) for name, value in values.items()}
-        return Record(doc_id=doc_id, text=unit.text, title=title[:300], extra=extra)
+        return Record(doc_id=doc_id, text=text, title=title[:300], extra=extra)
 
     def _canonical(self, path: Path, field: str, value: str) -> str:
         """The alias file's value that ``value`` names; ``value`` itself, with a report

@@ -29,7 +29,7 @@ from toolrag.errors import ConfigError
 
 FieldType = Literal["keyword", "enum", "date", "number"]
 ReaderKind = Literal["auto", "rows"]
-SOURCE_KINDS = ("front_matter", "path", "property", "column", "text")
+SOURCE_KINDS = ("front_matter", "path", "property", "column", "text", "days_between")
 # Columns every collection table has: a field may not take one of these names.
 RESERVED = frozenset(
     {"id", "source", "source_hash", "doc_id", "title", "text", "chunk", "extra", "vector", "query"}
@@ -50,7 +50,10 @@ class FieldSpec(BaseModel):
       ``creation_date``, ``last_modified_date``, ``file_name``, ``page_label``);
     - ``column:NAME``: a CSV column or a JSON key, for ``reader: rows`` collections;
     - ``text:REGEX``: a pattern over the unit's text (an OCR'd form's header); its first
-      group, or the whole match, is the value. Patterns are matched line by line.
+      group, or the whole match, is the value. Patterns are matched line by line;
+    - ``days_between:START,END``: a ``number`` field computed from two declared ``date``
+      fields, the days from START to END (negative when END comes first), so a result says
+      "6 days late" and the model does not count days. A unit lacking either date has none.
     """
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,30}$")
@@ -93,7 +96,21 @@ class FieldSpec(BaseModel):
                 raise ValueError(f"field {self.name!r}: bad pattern ({exc})") from exc
         if kind == "path" and "{" + self.name + "}" not in arg:
             raise ValueError(f"field {self.name!r}: the path pattern must name {{{self.name}}}")
+        if kind == "days_between":
+            if self.type != "number":
+                raise ValueError(f"field {self.name!r}: a days_between field has type number")
+            if len(self.between) != 2 or not all(self.between):
+                raise ValueError(
+                    f"field {self.name!r}: days_between takes two date fields, START,END"
+                )
         return self
+
+    @property
+    def between(self) -> tuple[str, ...]:
+        """A ``days_between`` field's two date fields (START, END); () for any other."""
+        if self.kind != "days_between":
+            return ()
+        return tuple(part.strip() for part in self.argument.split(","))
 
     def alias_file(self, toolspecs_dir: Path | None) -> Path | None:
         """The alias file, relative paths taken from ``toolspecs_dir``; None without one."""
@@ -176,6 +193,13 @@ class CollectionSpec(BaseModel):
             raise ValueError(
                 f"collection {self.name!r}: filters {unknown} are not declared fields {names}"
             )
+        dates = {f.name for f in self.fields if f.type == "date"}
+        for f in self.fields:
+            if f.between and not set(f.between) <= dates:
+                raise ValueError(
+                    f"collection {self.name!r}: field {f.name!r}: days_between names "
+                    f"{', '.join(f.between)}; both must be declared date fields {sorted(dates)}"
+                )
         for key in ("title_field", "id_field"):
             value = getattr(self, key)
             if value is not None and value not in names:

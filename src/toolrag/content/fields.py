@@ -57,8 +57,11 @@ def path_pattern(pattern: str) -> re.Pattern[str]:
 
 
 def raw_value(spec: FieldSpec, unit: Unit, source: str) -> Any:
-    """The field's value before its type is checked; None when the source has none."""
+    """The field's value before its type is checked; None when the source has none (and for
+    a ``days_between`` field, which :func:`days_between` computes from the other values)."""
     kind, arg = spec.kind, spec.argument
+    if kind == "days_between":
+        return None
     if kind == "front_matter":
         return unit.front_matter.get(arg)
     if kind == "property":
@@ -74,6 +77,20 @@ def raw_value(spec: FieldSpec, unit: Unit, source: str) -> Any:
         if match:
             return (match.group(1) if match.groups() else match.group(0)).strip()
     return None
+
+
+def days_between(spec: FieldSpec, values: dict[str, Any]) -> tuple[int, str] | None:
+    """A ``days_between:START,END`` field's value from a unit's other ``values`` (ISO dates):
+    the days from START to END, and the sentence that says it ("actual_finish is 6 days after
+    planned_finish"); None when either date is missing."""
+    start, end = spec.between
+    if not values.get(start) or not values.get(end):
+        return None
+    days = (parse_date(values[end]) - parse_date(values[start])).days
+    if days == 0:
+        return 0, f"{end} is on the same day as {start}"
+    side = "after" if days > 0 else "before"
+    return days, f"{end} is {abs(days)} day{'s' * (abs(days) != 1)} {side} {start}"
 
 
 def coerce(spec: FieldSpec, value: Any) -> str | float | None:

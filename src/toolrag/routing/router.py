@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -37,15 +38,19 @@ from llama_index.core.tools import BaseTool
 from pydantic import ValidationError
 
 from toolrag.guard import ToolGuard
+from toolrag.guard.grounding.filters import Vocabulary
 from toolrag.guard.grounding.narrow import Narrowed, call_with_named_filters
 from toolrag.guard.grounding.read_values import unread_refusal, unread_values
 from toolrag.guard.grounding.values import (
     Ungrounded,
+    code_like,
     drop_optional,
     ground_codes,
     ungrounded_values,
 )
 from toolrag.guard.grounding.widen import without_invented_dates
+from toolrag.retrieval.agent_retriever import MAX_PARTS
+from toolrag.retrieval.steps import sub_queries
 from toolrag.routing.examples import Example, ExampleStore
 from toolrag.routing.models import RouteDecision, RouteResult, ToolCallSpec
 from toolrag.text import bounded
@@ -63,8 +68,12 @@ INSTRUCTIONS = (
     "- answer_directly: no tool is needed (greetings, general knowledge); put the answer in "
     "message.\n"
     "- ask_clarification: the question is too vague to act on; put your question in message.\n"
-    "\nTools:\n{tools}\n{examples}\nQuestion: {question}\nJSON:"
+    "\nTools:\n{tools}\n{examples}\nQuestion: {question}\n{parts}JSON:"
 )
+
+# A question that asks several things (:func:`toolrag.retrieval.steps.sub_queries`) gets its
+# parts listed after it: a small model otherwise calls a tool for the first part and stops.
+PARTS = "This question asks {n} things; give a call for each:\n{parts}\n"
 
 # No tool was offered (the retriever's gate or floor said none fits, and none is pinned):
 # there is nothing to route among, so the model answers the question itself.
@@ -109,6 +118,75 @@ def _example_block(example: Example, tools: dict[str, BaseTool]) -> str:
         action="call_tools" if example.calls else "answer_directly", calls=example.calls
     )
     return f"Question: {example.query}\nJSON: {decision.model_dump_json(exclude_defaults=False)}"
+
+
+def question_parts(question: str) -> list[str]:
+    """The parts of a question that asks several things (at most ``MAX_PARTS``); [] for a
+    question of one part."""
+    parts = sub_queries(question)[:MAX_PARTS]
+    return parts if len(parts) > 1 else []
+
+
+def parts_block(question: str) -> str:
+    """The parts of a question that asks several things, listed for the router; "" for a
+    question of one part."""
+    parts = question_parts(question)
+    if not parts:
+        return ""
+    listed = "\n".join(f"{n}. {part}" for n, part in enumerate(parts, start=1))
+    return PARTS.format(n=len(parts), parts=listed)
+
+
+def decision_schema(min_calls: int = 0) -> dict[str, Any]:
+    """:class:`RouteDecision`'s JSON schema; with ``min_calls`` (a question of that many
+    parts), one that admits only ``call_tools`` with at least that many calls: a small model
+    shown the parts still writes one call and stops, and the grammar makes it go on."""
+    schema = RouteDecision.model_json_schema()
+    if min_calls > 1:
+        props = schema["properties"]
+        props["action"]["enum"] = ["call_tools"]
+        props["calls"]["minItems"] = min_calls
+        schema["required"] = ["action", "calls"]
+    return schema
+
+
+_CALL_ERROR = re.compile(r"^calls\[(\d+)\]")
+
+
+def keep_valid_calls(
+    decision: RouteDecision, errors: list[str], found: Sequence[Ungrounded], notes: list[str]
+) -> list[str]:
+    """Leave out of ``decision`` the calls that ``errors`` name (``calls[n]...``, and the
+    ungrounded values ``found``) when at least one call has none, a note each in ``notes``;
+    the errors that are left ([] when every error named a call that was left out)."""
+    bad: dict[int, str] = {u.call: u.error for u in found}
+    general = []
+    for error in errors:
+        match = _CALL_ERROR.match(error)
+        if match is None:
+            general.append(error)
+        else:
+            bad.setdefault(int(match.group(1)), error)
+    if general or not bad or len(bad) >= len(decision.calls):
+        return errors
+    for n in sorted(bad, reverse=True):
+        call = decision.calls.pop(n)
+        notes.append(f"{call.tool} left out: {bad[n]}")
+    return []
+
+
+def drop_repeated_calls(decision: RouteDecision) -> list[str]:
+    """Leave out each call that repeats an earlier one (the same tool and arguments); a note
+    for each."""
+    kept: list[ToolCallSpec] = []
+    notes = []
+    for call in decision.calls:
+        if any(c.tool == call.tool and c.arguments == call.arguments for c in kept):
+            notes.append(f"{call.tool}: a repeated call left out")
+        else:
+            kept.append(call)
+    decision.calls = kept
+    return notes
 
 
 def _is_reply(block: str) -> bool:
@@ -215,12 +293,29 @@ class Router:
         mode: ExampleMode = "dynamic",
         k_examples: int = 8,
         max_repairs: int = 1,
+        vocabulary: Vocabulary | None = None,
     ) -> None:
+        """``vocabulary``: the known filter values and their names (the guard's), so that an
+        id the question gives by name counts as given (:meth:`named_ids`)."""
         self.llm = llm
+        self.vocabulary = vocabulary
         self.examples = examples
         self.mode: ExampleMode = mode if examples is not None else "none"
         self.k_examples = k_examples
         self.max_repairs = max_repairs
+
+    def named_ids(self, question: str) -> list[str]:
+        """The code-like known values (``GRB-107``) the question gives by one of their names
+        ("the Lakeshore Public Library Renovation")."""
+        if self.vocabulary is None:
+            return []
+        found: set[str] = set()
+        for values in [
+            *self.vocabulary.by_parameter.values(),
+            *(v for tool in self.vocabulary.by_tool.values() for v in tool.values()),
+        ]:
+            found.update(v for v in values.named_in(question) if code_like(v))
+        return sorted(found)
 
     # --- examples ------------------------------------------------------------------------------
     def choose_examples(self, question: str, tools: Sequence[str]) -> list[tuple[str, Example]]:
@@ -247,6 +342,7 @@ class Router:
             tools="\n".join(_tool_block(t) for t in tools),
             examples=f"\nExamples:\n{block}\n" if block else "",
             question=question,
+            parts=parts_block(question),
         )
 
     def plan(
@@ -260,11 +356,13 @@ class Router:
         return chosen, self.prompt(question, tools, [e for _, e in chosen])
 
     # --- the model -----------------------------------------------------------------------------
-    def _ask(self, prompt: str, result: RouteResult | None = None) -> str:
+    def _ask(self, prompt: str, result: RouteResult | None = None, min_calls: int = 0) -> str:
+        """The model's reply to ``prompt``; with ``min_calls``, a grammar or JSON schema (where
+        the LLM takes one) that admits only ``call_tools`` with at least that many calls."""
         llm = self.llm
+        schema = decision_schema(min_calls)
         complete_json = getattr(llm, "complete_json", None)
         if callable(complete_json):  # a chat-completions server: its response_format
-            schema = RouteDecision.model_json_schema()
             return _counted(complete_json(prompt, schema, "RouteDecision"), result)
         if getattr(llm.metadata, "is_function_calling_model", False):
             try:
@@ -276,9 +374,7 @@ class Router:
         if isinstance(generate, dict) and type(llm).__name__ == "LlamaCPP":
             from llama_cpp import LlamaGrammar
 
-            grammar = LlamaGrammar.from_json_schema(
-                json.dumps(RouteDecision.model_json_schema()), verbose=False
-            )
+            grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
             with _grammar_lock:
                 generate["grammar"] = grammar
                 try:
@@ -315,6 +411,7 @@ class Router:
             result.seconds = round(time.perf_counter() - started, 3)
             return result
         examples = [e for _, e in chosen]
+        named = self.named_ids(question)
 
         def checked(
             reply: str,
@@ -325,11 +422,14 @@ class Router:
             found: list[Ungrounded] = []
             notes: list[str] = []
             if decision is not None:
-                notes = ground_codes(question, decision)
-                found = ungrounded_values(question, decision, examples, by_name)
+                notes = ground_codes(question, decision, named)
+                found = ungrounded_values(
+                    question, decision, examples, by_name, seen=" ".join(named)
+                )
             return decision, errors + [u.error for u in found], found, notes
 
-        reply = self._ask(prompt, result)
+        parts = len(question_parts(question))
+        reply = self._ask(prompt, result, min_calls=parts)
         result.raw.append(reply)
         result.prompt = prompt
         decision, errors, found, notes = checked(reply)
@@ -343,7 +443,7 @@ class Router:
                 errors="\n".join(f"- {e}" for e in errors),
                 question=question,
             )
-            reply = self._ask(repair, result)
+            reply = self._ask(repair, result, min_calls=parts)
             result.raw.append(reply)
             result.prompt = repair
             decision, errors, found, notes = checked(reply)
@@ -353,6 +453,12 @@ class Router:
             if dropped is not None:
                 result.grounded += dropped
                 errors = []
+        if errors and decision is not None and parts > 1:
+            # the grammar made the model write a call per part: a call still wrong after the
+            # repair is left out when another is right, rather than losing them all
+            errors = keep_valid_calls(decision, errors, found, result.grounded)
+        if decision is not None:
+            result.grounded += drop_repeated_calls(decision)
         result.decision, result.errors, result.valid = decision, errors, not errors
         result.seconds = round(time.perf_counter() - started, 3)
         return result
@@ -400,4 +506,4 @@ class Router:
         return result
 
 
-__all__ = ["Router", "check_decision", "extract_json"]
+__all__ = ["Router", "check_decision", "extract_json", "question_parts"]
