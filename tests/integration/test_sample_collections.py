@@ -75,6 +75,13 @@ def test_the_generated_tools_filter_by_project_name_and_list_a_schedule(
     assert "text" not in first  # passage_chars 0: the fields hold the title block
     late = toolbox.call("get_project_schedule", status="late")
     assert late.success and late.data and {r["status"] for r in late.data} == {"late"}
+    # the days between the planned and the actual finish, in words; the row's text keeps
+    # only the columns no field shows
+    roofing = toolbox.call("get_project_schedule", query="roofing", project="GRB-103")
+    row = roofing.data[0]
+    assert row["title"] == "Roofing complete" and row["actual_finish"] == "2025-09-02"
+    assert row["days_after_plan"] == "6 (actual_finish is 6 days after planned_finish)"
+    assert row["text"] == "planned_start: 2025-07-01\nresponsible: Redstone Roofing"
 
 
 def test_every_sample_collection_is_valid_and_its_alias_file_exists() -> None:

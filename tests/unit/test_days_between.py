@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from toolrag.content.collection_index import CollectionLoader
 from toolrag.content.collection_spec import CollectionSpec
+from toolrag.content.fields import days_text
 
 CSV = """milestone_id,milestone,planned_finish,actual_finish
 M-1,Roofing complete,2025-08-27,2025-09-02
@@ -40,21 +41,21 @@ def _spec(**changes: object) -> CollectionSpec:
     return CollectionSpec.model_validate(raw)
 
 
-def test_each_row_gets_the_signed_days_and_a_sentence_that_says_them(tmp_path: Path) -> None:
+def test_each_row_gets_the_signed_days_shown_in_words(tmp_path: Path) -> None:
     (tmp_path / "m.csv").write_text(CSV)
-    loader = CollectionLoader(tmp_path, _spec())
+    spec = _spec()
+    loader = CollectionLoader(tmp_path, spec)
     records = {r.doc_id: r for r in loader.load(tmp_path / "m.csv")}
-    assert records["M-1"].extra["days_after_plan"] == "6.0"
-    assert records["M-1"].text.endswith(
-        "days_after_plan: 6 (actual_finish is 6 days after planned_finish)"
-    )
-    assert records["M-2"].extra["days_after_plan"] == "-2.0"
-    assert "(actual_finish is 2 days before planned_finish)" in records["M-2"].text
-    assert "(actual_finish is on the same day as planned_finish)" in records["M-3"].text
-    # no actual finish yet: no value and no sentence, and no problem reported
-    assert "days_after_plan" not in records["M-4"].extra
-    assert "days_after_plan" not in records["M-4"].text
+    days = {k: r.extra.get("days_after_plan") for k, r in records.items()}
+    # no actual finish yet: no value, and no problem reported
+    assert days == {"M-1": "6.0", "M-2": "-2.0", "M-3": "0.0", "M-4": None}
     assert loader.problems == []
+    # the text that is searched is the row's own; a result shows the value in words
+    assert "days_after_plan" not in records["M-1"].text
+    field = spec.field("days_after_plan")
+    assert days_text(field, 6.0) == "6 (actual_finish is 6 days after planned_finish)"
+    assert days_text(field, -1.0) == "-1 (actual_finish is 1 day before planned_finish)"
+    assert days_text(field, 0.0) == "0 (actual_finish is on the same day as planned_finish)"
 
 
 @pytest.mark.parametrize(

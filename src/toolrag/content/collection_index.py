@@ -22,7 +22,13 @@ from pydantic import BaseModel, Field
 
 from toolrag.content.aliases import KeywordValues, load_aliases
 from toolrag.content.collection_spec import CollectionSpec
-from toolrag.content.fields import FieldValueError, coerce, days_between, raw_value
+from toolrag.content.fields import (
+    FieldValueError,
+    coerce,
+    days_between,
+    days_text,
+    raw_value,
+)
 from toolrag.content.fusion import FusionMode
 from toolrag.content.index import BuildRows, ContentIndex, Hit, ProgressFn, SyncReport
 from toolrag.content.readers import Unit, read_units
@@ -133,18 +139,16 @@ class CollectionLoader(Loader):
                 value = self._canonical(path, spec.name, str(value))
             if value is not None:
                 values[spec.name] = value
-        text = unit.text
         for spec in self.spec.fields:  # computed from the values read above
-            if spec.between and (computed := days_between(spec, values)) is not None:
-                values[spec.name] = float(computed[0])
-                text += f"\n{spec.name}: {computed[0]} ({computed[1]})"
+            if spec.between and (days := days_between(spec, values)) is not None:
+                values[spec.name] = float(days)
         props = unit.properties
         named = values.get(self.spec.title_field) if self.spec.title_field else None
         title = str(named or props.get("title") or _first_line(unit.text) or path.stem)
         # a row's own id (its id_column) names it; else the file, and the page or row
         doc_id = str(props.get("id") or (f"{source}#{unit.part}" if unit.part else source))
         extra = {name: json.dumps(value) for name, value in values.items()}
-        return Record(doc_id=doc_id, text=text, title=title[:300], extra=extra)
+        return Record(doc_id=doc_id, text=unit.text, title=title[:300], extra=extra)
 
     def _canonical(self, path: Path, field: str, value: str) -> str:
         """The alias file's value that ``value`` names; ``value`` itself, with a report
@@ -255,6 +259,10 @@ class CollectionIndex(ContentIndex):
 
     def _hit(self, row: dict[str, Any], score: float, similarity: float | None) -> Hit:
         values = {f.name: row.get(f.name) for f in self.spec.fields}
+        for f in self.spec.fields:  # a days_between value in words, not only a number
+            value = values[f.name]
+            if f.between and isinstance(value, int | float):
+                values[f.name] = days_text(f, value)
         return Hit.from_row(row, score, similarity, values)
 
     def seen(self, field: str, limit: int = 1_000) -> list[str]:

@@ -52,8 +52,9 @@ class FieldSpec(BaseModel):
     - ``text:REGEX``: a pattern over the unit's text (an OCR'd form's header); its first
       group, or the whole match, is the value. Patterns are matched line by line;
     - ``days_between:START,END``: a ``number`` field computed from two declared ``date``
-      fields, the days from START to END (negative when END comes first), so a result says
-      "6 days late" and the model does not count days. A unit lacking either date has none.
+      fields, the days from START to END (negative when END comes first), shown in words in a
+      result ("6 (actual_finish is 6 days after planned_finish)") so that the model does not
+      count days. A unit lacking either date has none.
     """
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,30}$")

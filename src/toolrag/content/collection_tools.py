@@ -238,8 +238,19 @@ class CollectionSearch:
         row |= {k: v for k, v in hit.extra.items() if k not in (spec.title_field, spec.id_field)}
         row |= {"file": hit.source, "score": hit.score}
         if limit:
-            row["text"] = hit.text[:limit]
+            row["text"] = self._unshown(hit.text)[:limit]
         return row
+
+    def _unshown(self, text: str) -> str:
+        """A row's text without its ``column: value`` lines that the result shows already
+        (a field read from that column, the id and title columns): a ``rows`` unit's text
+        repeats its columns, and a listing of twice the size gets cut before its last rows."""
+        spec = self.spec
+        if spec.reader != "rows" or spec.text_columns:
+            return text
+        shown = {f.argument for f in spec.fields if f.kind == "column"}
+        shown |= {c for c in (spec.id_column, spec.title_column) if c}
+        return "\n".join(line for line in text.splitlines() if line.partition(": ")[0] not in shown)
 
     def _filters(self, given: dict[str, Any], notes: list[str]) -> FieldFilters | ToolResult:
         """The filters to search with, or the failure to return. A keyword value that names

@@ -79,18 +79,24 @@ def raw_value(spec: FieldSpec, unit: Unit, source: str) -> Any:
     return None
 
 
-def days_between(spec: FieldSpec, values: dict[str, Any]) -> tuple[int, str] | None:
+def days_between(spec: FieldSpec, values: dict[str, Any]) -> int | None:
     """A ``days_between:START,END`` field's value from a unit's other ``values`` (ISO dates):
-    the days from START to END, and the sentence that says it ("actual_finish is 6 days after
-    planned_finish"); None when either date is missing."""
+    the days from START to END; None when either date is missing."""
     start, end = spec.between
     if not values.get(start) or not values.get(end):
         return None
-    days = (parse_date(values[end]) - parse_date(values[start])).days
-    if days == 0:
-        return 0, f"{end} is on the same day as {start}"
-    side = "after" if days > 0 else "before"
-    return days, f"{end} is {abs(days)} day{'s' * (abs(days) != 1)} {side} {start}"
+    return (parse_date(values[end]) - parse_date(values[start])).days
+
+
+def days_text(spec: FieldSpec, days: float) -> str:
+    """A ``days_between`` value as a result shows it, in words a small model reads without
+    counting: ``6 (actual_finish is 6 days after planned_finish)``."""
+    start, end = spec.between
+    n = int(days)
+    if n == 0:
+        return f"0 ({end} is on the same day as {start})"
+    side = "after" if n > 0 else "before"
+    return f"{n} ({end} is {abs(n)} day{'s' * (abs(n) != 1)} {side} {start})"
 
 
 def coerce(spec: FieldSpec, value: Any) -> str | float | None:

@@ -305,8 +305,8 @@ class Router:
         self.max_repairs = max_repairs
 
     def named_ids(self, question: str) -> list[str]:
-        """The code-like known values (``GRB-107``) the question gives by one of their names
-        ("the Lakeshore Public Library Renovation")."""
+        """The code-like known values (``CUST-101``) the question gives by one of their names
+        ("the Bluebird Coffee Roasters account")."""
         if self.vocabulary is None:
             return []
         found: set[str] = set()

@@ -118,8 +118,8 @@ def ground_codes(question: str, decision: RouteDecision, named: Sequence[str] = 
     """Put the question's id in place of a code-like argument the question does not contain
     when the question holds exactly one id of that shape (letters and digits in the same
     places): the model copied a neighbour's id (an example's) instead of this one. ``named``:
-    ids the question gives by a name (a known value's alias: "Lakeshore Public Library" for
-    ``GRB-107``), counted as the question's. Changes ``decision`` in place; returns a note per
+    ids the question gives by a name (a known value's alias: "Bluebird Coffee Roasters" for
+    ``CUST-101``), counted as the question's. Changes ``decision`` in place; returns a note per
     value replaced."""
     asked = folded(" ".join([question, *named]))
     ids = {t for t in TOKEN.findall(question) if code_like(t)} | {n for n in named if code_like(n)}
