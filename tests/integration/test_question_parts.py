@@ -75,3 +75,32 @@ def test_a_question_of_one_part_is_not_asked_again(toolbox_factory: Callable[...
     )
     answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
     assert answer.repairs == 0 and answer.answer == "2027-01-29."
+
+
+def test_in_router_mode_the_routers_calls_count_for_the_parts(
+    rest_toolbox: Callable[..., Toolbox],
+) -> None:
+    question = (
+        "When is substantial completion planned for the Summit Ridge Hotel, and how many "
+        "workers are on its site today?"
+    )
+    calls = [
+        {"tool": "get_project_schedule",
+         "arguments": {"project": "GRB-107", "query": "substantial completion"}},
+        {"tool": "get_site_status", "arguments": {"project": "GRB-107"}},
+    ]  # fmt: skip
+    tb = rest_toolbox(
+        [
+            json.dumps({"action": "call_tools", "calls": calls}),
+            final("Substantial completion is planned for 2027-01-29; 72 workers are on site."),
+        ]
+    )
+    tb.settings.agent_mode = "router+react"
+    answer = tb.ask(question)
+    assert answer.tools_called == ["get_project_schedule", "get_site_status"]
+    assert answer.repairs == 0 and answer.llm_calls == 2  # no turn asks for a part again
+    router, agent = tb.llm.prompts  # type: ignore[attr-defined]
+    assert "This question asks 2 things; give a call for each" in (router[0].content or "")
+    rules = agent[-1].content or ""
+    assert "The question asks 2 things: (1) When is substantial completion" in rules
+    assert "72 workers" in answer.answer
