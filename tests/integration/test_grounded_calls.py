@@ -231,3 +231,18 @@ def test_a_value_outside_the_listed_ones_is_fitted_and_said(
     assert spelled.success and spelled.ran_with is not None
     assert spelled.ran_with["document_type"] == "change_order"
     assert set(re.findall(r'"document_type":"(\w+)"', spelled.observation)) == {"change_order"}
+
+
+def test_an_id_the_question_gives_by_a_known_name_is_grounded(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    sql = "SELECT COUNT(*) FROM subcontracts WHERE project_code = 'GRB-109'"
+    tb = toolbox_factory([react("run_sql", {"sql": sql}), final("There are 5.")])
+    answer = tb.ask("How many subcontracts does Pinecrest Senior Living have?")
+    (step,) = answer.trace
+    assert step.success and step.ran_with is None  # ran as written: the alias file names it
+    # an id of another project is still not the question's
+    other = sql.replace("GRB-109", "GRB-101")
+    tb = toolbox_factory([react("run_sql", {"sql": other}), final("?"), final("?")])
+    answer = tb.ask("How many subcontracts does Pinecrest Senior Living have?")
+    assert answer.trace[0].error_code == "INVALID_ARGUMENT"

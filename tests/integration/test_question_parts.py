@@ -3,10 +3,12 @@ asks for information: through the real toolbox (LanceDB, the field API), the LLM
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 
-from toolrag import Toolbox
+from toolrag import ScriptedLLM, Toolbox
+from toolrag.agent.loop import TraceStep, answer_from_result
 
 from ..conftest import final, react
 
@@ -104,3 +106,21 @@ def test_in_router_mode_the_routers_calls_count_for_the_parts(
     rules = agent[-1].content or ""
     assert "The question asks 2 things: (1) When is substantial completion" in rules
     assert "72 workers" in answer.answer
+
+
+def test_an_answer_after_a_loop_is_read_from_every_result_that_found_data() -> None:
+    """After a loop, a question of several parts is answered from the results that found
+    data (the router's included), and the answer may say which part they do not give."""
+    site = TraceStep(step=1, tool="get_site_status", arguments={}, success=True,
+                     observation='{"phase": "roof replacement"}')  # fmt: skip
+    plan = TraceStep(step=2, tool="get_project_schedule", arguments={}, success=True,
+                     observation='{"planned": "2026-03-02"}')  # fmt: skip
+    read = "The site is in roof replacement; the subcontract was not found."
+    llm = ScriptedLLM([read, "It is worth $971,350."])
+    question = "What phase is the site in, and what is the subcontract worth there?"
+    assert asyncio.run(answer_from_result(llm, question, site, plan, site)) == read
+    prompt = llm.prompts[0][-1].content or ""
+    assert "from these tool results only" in prompt and "say which part they do not" in prompt
+    assert prompt.count("get_site_status:") == 1 and "get_project_schedule:" in prompt
+    # a figure no result holds is not taken
+    assert asyncio.run(answer_from_result(llm, question, site, plan)) is None

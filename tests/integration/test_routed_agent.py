@@ -165,3 +165,40 @@ def test_unreadable_replies_after_the_router_found_data_are_answered_from_it(
     assert answer.answer == read
     last = tb.llm.prompts[-1][-1].content or ""  # type: ignore[attr-defined]
     assert "from this tool result only" in last and "2027-01-29" in last
+
+
+def test_a_call_written_in_the_routers_form_runs_as_the_tool_it_names(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-107"}}]}  # fmt: skip
+    wrapped = {
+        "tool": SCHEDULE,
+        "arguments": {"project": "GRB-101", "query": "substantial completion"},
+    }
+    tb = _routed(
+        toolbox_factory(
+            [
+                json.dumps(decision),
+                react("call_tools", wrapped, thought="I also need GRB-101."),
+                final("GRB-107: 2027-01-29; GRB-101: 2026-06-30."),
+            ]
+        )
+    )
+    answer = tb.ask("When is substantial completion planned for GRB-107 and for GRB-101?")
+    step = answer.trace[1]
+    assert step.tool == "call_tools" and step.success
+    assert "2026-06-30" in step.observation and "Ran as get_project_schedule" in step.observation
+    # a made-up name with no offered tool inside is still UNKNOWN_TOOL
+    tb = _routed(
+        toolbox_factory(
+            [
+                json.dumps(decision),
+                react("call_tools", {"tool": "nope", "arguments": {}}),
+                final("2027-01-29."),
+                final("2027-01-29."),  # the repair turn after an error
+            ]
+        )
+    )
+    answer = tb.ask("When is substantial completion planned for GRB-107?")
+    assert answer.trace[1].error_code == "UNKNOWN_TOOL"

@@ -74,11 +74,12 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
     async def call(ctx: Context, **kwargs: Any) -> ToolResult:
         step = run.steps + 1  # counted when a call finishes: a replayed step keeps its number
         fitted = fit_choices(tool_schema(tool), kwargs)
+        named = guard.vocabulary.named_ids(run.question) if guard.vocabulary else []
         grounded = ground_call(
             tool,
             fitted.arguments,
             question=run.question,
-            seen="\n".join(run.seen),
+            seen="\n".join([*run.seen, *named]),  # ids the question gives by a name too
             refused=run.refused,
             shown=run.tools,
         )
@@ -131,9 +132,21 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
 
 def unknown_tool(guard: ToolGuard, name: str, run: RunState) -> FunctionTool:
     """A stand-in for a tool name that does not exist: calling it returns the guard's
-    ``UNKNOWN_TOOL`` result with the closest real names (and is audited like any call)."""
+    ``UNKNOWN_TOOL`` result with the closest real names (and is audited like any call).
+
+    A call written in the router's JSON form, ``Action: call_tools`` with ``{"tool": NAME,
+    "arguments": {...}}`` (a small model continuing the router's conversation imitates its
+    reply), runs as a call of NAME when that tool was offered to this run."""
 
     async def call(**kwargs: Any) -> ToolResult:
+        inner, arguments = kwargs.get("tool"), kwargs.get("arguments", {})
+        if isinstance(inner, str) and inner in run.tools and isinstance(arguments, dict):
+            result = await guard.acall(inner, arguments, run_id=run.run_id, step=run.steps + 1)
+            run.seen.append(result.render(max_chars=4000))
+            return result.with_note(
+                f"Ran as {inner}: there is no tool named {str(name)[:60]!r}; call {inner} "
+                "by its own name."
+            )
         return await guard.acall(name, kwargs, run_id=run.run_id, step=run.steps + 1)
 
     metadata = ToolMetadata(name=name, description="There is no tool by this name.")

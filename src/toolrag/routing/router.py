@@ -43,7 +43,6 @@ from toolrag.guard.grounding.narrow import Narrowed, call_with_named_filters
 from toolrag.guard.grounding.read_values import unread_refusal, unread_values
 from toolrag.guard.grounding.values import (
     Ungrounded,
-    code_like,
     drop_optional,
     ground_codes,
     ungrounded_values,
@@ -305,17 +304,8 @@ class Router:
         self.max_repairs = max_repairs
 
     def named_ids(self, question: str) -> list[str]:
-        """The code-like known values (``CUST-101``) the question gives by one of their names
-        ("the Bluebird Coffee Roasters account")."""
-        if self.vocabulary is None:
-            return []
-        found: set[str] = set()
-        for values in [
-            *self.vocabulary.by_parameter.values(),
-            *(v for tool in self.vocabulary.by_tool.values() for v in tool.values()),
-        ]:
-            found.update(v for v in values.named_in(question) if code_like(v))
-        return sorted(found)
+        """The known ids the question gives by a name (:meth:`Vocabulary.named_ids`)."""
+        return self.vocabulary.named_ids(question) if self.vocabulary is not None else []
 
     # --- examples ------------------------------------------------------------------------------
     def choose_examples(self, question: str, tools: Sequence[str]) -> list[tuple[str, Example]]:

@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from toolrag.guard.grounding.names import code_like
 from toolrag.guard.grounding.periods import MAX_CHARS, question_period
 
 _START = re.compile(r"(?:^|_)(?:start|from|since|after|begin|min)(?:_|$)")
@@ -80,6 +81,17 @@ class Vocabulary(BaseModel):
 
     by_parameter: dict[str, FilterValues] = Field(default_factory=dict)
     by_tool: dict[str, dict[str, FilterValues]] = Field(default_factory=dict)
+
+    def named_ids(self, question: str) -> list[str]:
+        """The code-like known values (``CUST-101``) the question gives by one of their names
+        ("the Bluebird Coffee Roasters account"): given by the question, as if it wrote them."""
+        found: set[str] = set()
+        for values in [
+            *self.by_parameter.values(),
+            *(v for tool in self.by_tool.values() for v in tool.values()),
+        ]:
+            found.update(v for v in values.named_in(question) if code_like(v))
+        return sorted(found)
 
     def for_tool(self, tool: str, schema: Mapping[str, Any] | None) -> dict[str, FilterValues]:
         properties = (schema or {}).get("properties") or {}
