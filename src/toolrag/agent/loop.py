@@ -625,7 +625,7 @@ async def run_agent(
                 # it keeps calling for data it already has, or for what no call finds: read
                 # the answer from the calls that found data (every part they answer)
                 answer.llm_calls += 1
-                several = len(question_parts(question)) > 1  # each part from its own result
+                several = bool(question_parts(question))  # each part from its own result
                 found = [looped] if found_data and not several else data[-MAX_PARTS_READ:]
                 if text := await answer_from_result(agent.llm, question, *found):
                     answer.answer = text

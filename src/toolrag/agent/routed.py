@@ -84,7 +84,7 @@ PARTS_RULE = """
 def parts_rule(question: str) -> str:
     """:data:`PARTS_RULE` for a question of several parts; "" for one of a single part."""
     parts = question_parts(question)
-    if len(parts) < 2:
+    if not parts:
         return ""
     return PARTS_RULE.format(
         n=len(parts), parts="; ".join(f"({n}) {p}" for n, p in enumerate(parts, start=1))
