@@ -95,6 +95,49 @@ def test_a_failing_tool_does_not_stop_the_agent(tmp_path: Path, bad: Any, code: 
     assert [r.tool for r in audit.tail(5)] == [bad.__name__, "lookup_permit"]
 
 
+class SmallContextLLM(ScriptedLLM):
+    """A scripted model with a 4,096-token context, as the local one has."""
+
+    @property
+    def metadata(self) -> Any:
+        return super().metadata.model_copy(update={"context_window": 4096, "num_output": 384})
+
+
+def test_long_tool_outputs_are_cut_to_fit_the_models_context(tmp_path: Path) -> None:
+    # the guard lets ~16,000 characters of a result through; two of them overflow 4,096 tokens
+    turns = [
+        react("flood_tool", {"x": "a"}),
+        react("flood_tool", {"x": "b"}),
+        final("Permit BP-7 is issued."),
+    ]
+    guard = ToolGuard(_tools(flood_tool), [], audit=AuditLog(tmp_path / "a.sqlite"))
+    run = RunState()
+    llm = SmallContextLLM(turns=turns)
+    agent = build_agent(guarded_tools(guard, _tools(flood_tool), run), llm)
+    answer = asyncio.run(run_agent(agent, "What is the status of permit BP-7?", run_id=run.run_id))
+    assert answer.answer == "Permit BP-7 is issued." and len(answer.trace) == 2
+    last = llm.prompts[-1]
+    assert sum(len(m.content or "") for m in last) <= (4096 - 384) * 3  # fits, by the estimate
+    assert "characters cut to fit the model's context" in "".join(m.content or "" for m in last)
+
+
+def test_a_prompt_over_the_models_context_ends_in_an_answer_from_the_data(tmp_path: Path) -> None:
+    def overflow(messages: Sequence[ChatMessage]) -> str:  # llama-cpp-python's own words
+        raise ValueError("Requested tokens (4168) exceed context window of 4096")
+
+    # the answer is read from the call that found data, by one tool-free completion
+    turns = [react("lookup_permit", {"number": "BP-7"}), overflow, "Permit BP-7 is issued."]
+    answer, _, llm = _run(_tools(lookup_permit), turns, tmp_path / "a")
+    assert answer.answer == "Permit BP-7 is issued." and answer.stopped_early
+    assert [s.tool for s in answer.trace] == ["lookup_permit"] and llm.remaining == 0
+    # no call found data: a plain sentence, not the exception
+    answer, _, _ = _run(_tools(lookup_permit), [overflow], tmp_path / "b")
+    assert answer.answer.startswith("I could not finish: the conversation outgrew")
+    # any other model failure is still raised
+    with pytest.raises(RuntimeError, match="out of turns"):
+        _run(_tools(lookup_permit), [], tmp_path / "c")
+
+
 def test_the_llm_returning_garbage_three_times(tmp_path: Path) -> None:
     garbage = [
         "%%%% ??? <<<",
@@ -110,6 +153,17 @@ def test_the_llm_returning_garbage_three_times(tmp_path: Path) -> None:
     answer, _, _ = _run(_tools(lookup_permit), garbage * 10, tmp_path / "b")
     assert answer.answer.startswith("I could not answer: the model's replies could not be read")
     assert answer.unreadable >= 3 and not answer.trace
+
+
+def test_the_same_unreadable_reply_twice_is_not_asked_for_again(tmp_path: Path) -> None:
+    # a model at temperature 0 given the same retry prompt writes the same reply: after the
+    # second, the run asks once with the format spelled out instead of retrying to the cap
+    stuck = "Thought: The result gives the status. Therefore, the answer to the question is:"
+    turns = [react("lookup_permit", {"number": "BP-7"}), stuck, stuck, final("BP-7 is issued.")]
+    answer, _, llm = _run(_tools(lookup_permit), turns, tmp_path)
+    assert answer.answer == "BP-7 is issued." and llm.remaining == 0
+    assert answer.unreadable == 2 and answer.repairs == 1
+    assert "Your last reply could not be read" in (llm.prompts[-1][-1].content or "")
 
 
 def test_the_rest_service_stopped_in_the_middle_of_a_run(tmp_path: Path) -> None:

@@ -39,9 +39,15 @@ from toolrag.errors import ConfigError
 from toolrag.events import emit
 from toolrag.guard.grounding.read_values import unread_figures
 from toolrag.guard.policy import ApprovalRequest, Approver
+from toolrag.models.server import context_overflow
 from toolrag.routing.router import question_parts
 from toolrag.text import MAX_QUERY_CHARS, bounded
-from toolrag.tools.prompting import CompactReActFormatter, fence
+from toolrag.tools.prompting import (
+    CompactReActFormatter,
+    fence,
+    prompt_budget,
+    token_counter,
+)
 from toolrag.tools.result import Source, ToolResult
 
 log = logging.getLogger(__name__)
@@ -201,6 +207,7 @@ UNREADABLE_PROMPT = (
 UNREADABLE_ANSWER = (
     "I could not answer: the model's replies could not be read ({count} unreadable replies).{found}"
 )
+OVERFLOW_ANSWER = "I could not finish: the conversation outgrew the model's context window.{found}"
 _REACT_FRAGMENT = re.compile(r"^\s*(Thought|Action|Action Input|Observation)\s*:", re.I)
 
 
@@ -388,7 +395,10 @@ def build_agent(
         return FunctionAgent(**common)
     if kind != "react":
         raise ConfigError(f"Unknown agent kind {kind!r}.", hint="Use react or function.")
-    return ReActAgent(**common, formatter=CompactReActFormatter(system_header=REACT_HEADER))
+    formatter = CompactReActFormatter(
+        system_header=REACT_HEADER, token_budget=prompt_budget(llm), count_tokens=token_counter(llm)
+    )
+    return ReActAgent(**common, formatter=formatter)
 
 
 def _usage(raw: Any) -> tuple[int, int]:
@@ -588,6 +598,7 @@ async def run_agent(
     read: list[str] = [str(getattr(s, "observation", "")) for s in reasoning]
     figures_asked: list[str] = []  # the unread figures one more turn was asked to fix
     unreadable_end = False  # the run ended on replies that could not be read
+    unreadable_replies: set[str] = set()  # the replies the ReAct parser could not read
     for attempt in range(max_repairs + 1 + bool(parts)):
         ctx = None
         if attempt == 0 and reasoning and isinstance(agent, ReActAgent):
@@ -597,15 +608,46 @@ async def run_agent(
             user_msg=user_msg, memory=memory, max_iterations=max_iterations, ctx=ctx
         )
         looped: TraceStep | None = None
-        async for event in handler.stream_events():
-            if isinstance(event, InputRequiredEvent):  # a gated call waits for a person
-                yes = await _decide(event, approver, answer)
-                handler.ctx.send_event(HumanResponseEvent(response="yes" if yes else "no"))
-                continue
-            _collect(event, answer, call_started, seen_sources, remember, read)
-            if isinstance(event, ToolCallResult) and (looped := repeated_call(answer.trace)):
-                await handler.cancel_run()  # a loop: the model would repeat it to the cap
-                break
+        repeated_reply: str | None = None
+        try:
+            async for event in handler.stream_events():
+                if isinstance(event, InputRequiredEvent):  # a gated call waits for a person
+                    yes = await _decide(event, approver, answer)
+                    handler.ctx.send_event(HumanResponseEvent(response="yes" if yes else "no"))
+                    continue
+                _collect(event, answer, call_started, seen_sources, remember, read)
+                if isinstance(event, ToolCallResult) and (looped := repeated_call(answer.trace)):
+                    await handler.cancel_run()  # a loop: the model would repeat it to the cap
+                    break
+                if isinstance(event, AgentOutput) and event.retry_messages:
+                    reply = str(event.response.content or "")
+                    if reply in unreadable_replies:
+                        # the same unreadable reply to the same retry prompt: a model at
+                        # temperature 0 writes it again at every step to the cap
+                        repeated_reply = reply
+                        await handler.cancel_run()
+                        break
+                    unreadable_replies.add(reply)
+            if repeated_reply is not None:
+                with contextlib.suppress(Exception):
+                    await handler
+                output: Any = repeated_reply
+            else:
+                output = None if looped is not None else await handler
+        except Exception as exc:
+            if context_overflow(exc) is None:
+                raise
+            # the prompt outgrew the model's context (the tool outputs are cut to fit it, so
+            # only a long conversation gets here): answer from the data found so far
+            log.warning("the prompt outgrew the model's context: %s", str(exc)[:200])
+            answer.stopped_early = True
+            data = [st for st in (*prior, *answer.trace) if st.success and not st.empty]
+            answer.answer = OVERFLOW_ANSWER.format(found=_found(answer.trace))
+            if data and agent.llm is not None:
+                answer.llm_calls += 1
+                if text := await answer_from_result(agent.llm, question, *data[-MAX_PARTS_READ:]):
+                    answer.answer = text
+            break
         if looped is not None:
             with contextlib.suppress(Exception):
                 await handler
@@ -630,10 +672,9 @@ async def run_agent(
                 if text := await answer_from_result(agent.llm, question, *found):
                     answer.answer = text
             break
-        output: Any = await handler
         text = (output.response.content if isinstance(output, AgentOutput) else str(output)) or ""
         if not readable(text):
-            answer.unreadable += 1
+            answer.unreadable += repeated_reply is None  # a repeat was counted as it came
             if attempt < max_repairs:  # one more try, with the format spelled out
                 answer.repairs += 1
                 drop_abandoned_answer(memory)
@@ -701,7 +742,7 @@ async def run_agent(
         break
     # The workflow counts model steps; at the cap it asks the model for a final answer
     # (early_stopping_method="generate") instead of raising.
-    answer.stopped_early = answer.llm_calls >= max_iterations
+    answer.stopped_early = answer.stopped_early or answer.llm_calls >= max_iterations
     data = [s for s in (*prior, *answer.trace) if s.success and not s.empty]
     if (
         data

@@ -47,7 +47,12 @@ from toolrag.guard.function_tools import RunState
 from toolrag.guard.policy import Approver
 from toolrag.routing.feedback import DecisionLog
 from toolrag.routing.router import Router, question_parts
-from toolrag.tools.prompting import CompactReActFormatter, fence
+from toolrag.tools.prompting import (
+    CompactReActFormatter,
+    fence,
+    prompt_budget,
+    token_counter,
+)
 
 ROUTED_THOUGHT = "I need to use a tool to help me answer the question."
 
@@ -132,12 +137,14 @@ class RoutedReActFormatter(CompactReActFormatter):
                 if not m.content:
                     continue
             history.append(m)
-        return [
-            *self.prefix,
-            ChatMessage(role=MessageRole.USER, content=turn),
-            *history,
-            *self.step_messages(reasoning),
-        ]
+        return self.fit(
+            [
+                *self.prefix,
+                ChatMessage(role=MessageRole.USER, content=turn),
+                *history,
+                *self.step_messages(reasoning),
+            ]
+        )
 
 
 async def ask_routed(
@@ -246,6 +253,8 @@ async def ask_routed(
             ],
             routed=reasoning,
             question=question,
+            token_budget=prompt_budget(llm),
+            count_tokens=token_counter(llm),
         )
     answer = await run_agent(
         agent,

@@ -12,13 +12,16 @@ fewer prompt tokens.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llama_index.core.agent.react.formatter import ReActChatFormatter
 from llama_index.core.agent.react.types import BaseReasoningStep, ObservationReasoningStep
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.llms import LLM
 from llama_index.core.tools import BaseTool
+from pydantic import Field
 
 
 def _type_of(prop: dict[str, Any]) -> str:
@@ -97,9 +100,123 @@ Thought: <one sentence>
 Answer: <the answer>"""
 
 
+# Context fitting (:func:`fit_to_context`): tokens kept free for the reply's template and the
+# chat roles beside the model's own ``num_output``; the characters a token is counted as when
+# the LLM has no tokenizer to ask (rows of JSON and ids run about 3 to a token); the fewest
+# characters a tool output is cut to.
+CONTEXT_MARGIN = 64
+CHARS_PER_TOKEN = 3
+MIN_OUTPUT_CHARS = 300
+_FENCED = re.compile(re.escape(FENCE_OPEN) + r"\n(.*?)\n" + re.escape(FENCE_CLOSE), re.S)
+TokenCounter = Callable[[str], int]
+
+
+def estimate_tokens(text: str) -> int:
+    """A token count for an LLM without a tokenizer to ask: one token per
+    :data:`CHARS_PER_TOKEN` characters (over-counts prose, so a prompt cut by it still fits)."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def token_counter(llm: LLM | None) -> TokenCounter:
+    """The LLM's own token count when it has a local tokenizer (llama.cpp's model), else
+    :func:`estimate_tokens`."""
+    model = getattr(llm, "_model", None)
+    tokenize = getattr(model, "tokenize", None)
+    if not callable(tokenize):
+        return estimate_tokens
+
+    def count(text: str) -> int:
+        try:
+            return len(tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        except Exception:  # a model that cannot tokenize now: count conservatively
+            return estimate_tokens(text)
+
+    return count
+
+
+def prompt_budget(llm: LLM | None) -> int | None:
+    """The prompt tokens the LLM's context leaves after its reply (``num_output``) and
+    :data:`CONTEXT_MARGIN`; None when the LLM does not say its context."""
+    meta = getattr(llm, "metadata", None)
+    window = getattr(meta, "context_window", None)
+    if not isinstance(window, int) or window <= 0:
+        return None
+    output = getattr(meta, "num_output", 0)
+    return max(window - (output if isinstance(output, int) else 0) - CONTEXT_MARGIN, 256)
+
+
+def _cut(body: str, keep: int) -> str:
+    if len(body) <= keep:
+        return body
+    return f"{body[:keep]}\n[... {len(body) - keep} characters cut to fit the model's context]"
+
+
+def fit_to_context(
+    messages: list[ChatMessage], budget: int, count: TokenCounter = estimate_tokens
+) -> list[ChatMessage]:
+    """``messages`` with their tool outputs (the fenced observations) cut so that the prompt
+    fits ``budget`` tokens: every output longer than a common cap is cut to it, the cap as high
+    as the budget allows (at least :data:`MIN_OUTPUT_CHARS`), so no output loses more than it
+    must and the short ones stay whole. Messages within the budget come back as they are."""
+
+    def total(msgs: list[ChatMessage]) -> int:
+        return sum(count(m.content or "") + 4 for m in msgs)
+
+    over = total(messages) - budget
+    if over <= 0:
+        return messages
+    bodies = [len(b) for m in messages for b in _FENCED.findall(m.content or "")]
+    if not bodies:
+        return messages
+    fitted = messages
+    for _ in range(3):  # the cut is sized in characters; recount, and cut more if still over
+        body_tokens = sum(count(b) for m in fitted for b in _FENCED.findall(m.content or ""))
+        chars = sum(len(b) for m in fitted for b in _FENCED.findall(m.content or ""))
+        per_token = chars / max(body_tokens, 1)
+        target = max(sum(bodies) - int(over * per_token * 1.1) - 64, 0)
+        cap = _water_level(bodies, target)
+        fitted = [_cut_outputs(m, cap) for m in messages]
+        over = total(fitted) - budget
+        if over <= 0 or cap <= MIN_OUTPUT_CHARS:
+            break
+        bodies = [min(b, cap) for b in bodies]
+    return fitted
+
+
+def _cut_outputs(message: ChatMessage, cap: int) -> ChatMessage:
+    """The message with each fenced tool output longer than ``cap`` characters cut to it."""
+    text = message.content or ""
+    if FENCE_OPEN not in text:
+        return message
+    cut = _FENCED.sub(lambda f: f"{FENCE_OPEN}\n{_cut(f.group(1), cap)}\n{FENCE_CLOSE}", text)
+    return ChatMessage(role=message.role, content=cut, additional_kwargs=message.additional_kwargs)
+
+
+def _water_level(lengths: list[int], target: int) -> int:
+    """The largest cap with ``sum(min(length, cap)) <= target`` (at least MIN_OUTPUT_CHARS)."""
+    remaining, rest = target, sorted(lengths)
+    for n, length in enumerate(rest):
+        share = remaining // (len(rest) - n)
+        if length > share:
+            return max(share, MIN_OUTPUT_CHARS)
+        remaining -= length
+    return max(max(lengths, default=0), MIN_OUTPUT_CHARS)
+
+
 class CompactReActFormatter(ReActChatFormatter):
     """The stock ReAct formatter, with :func:`tool_description` blocks for the tools (and
-    :data:`NO_TOOLS_HEADER` for the whole system prompt when none was offered)."""
+    :data:`NO_TOOLS_HEADER` for the whole system prompt when none was offered). With a
+    ``token_budget``, tool outputs are cut so the prompt fits the model's context
+    (:func:`fit_to_context`)."""
+
+    token_budget: int | None = None
+    count_tokens: TokenCounter = Field(default=estimate_tokens, exclude=True)
+
+    def fit(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        """``messages`` cut to the token budget (unchanged without one)."""
+        if self.token_budget is None:
+            return messages
+        return fit_to_context(messages, self.token_budget, self.count_tokens)
 
     def step_messages(self, steps: Sequence[BaseReasoningStep]) -> list[ChatMessage]:
         """The agent's steps as messages: its own text, then each fenced observation."""
@@ -124,8 +241,10 @@ class CompactReActFormatter(ReActChatFormatter):
             format_args["context"] = self.context
         history = self.step_messages(current_reasoning or [])
         system = self.system_header.format(**format_args) if tools else NO_TOOLS_HEADER
-        return [
-            ChatMessage(role=MessageRole.SYSTEM, content=system),
-            *chat_history,
-            *history,
-        ]
+        return self.fit(
+            [
+                ChatMessage(role=MessageRole.SYSTEM, content=system),
+                *chat_history,
+                *history,
+            ]
+        )
