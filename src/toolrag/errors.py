@@ -43,3 +43,7 @@ class InputError(ToolragError):
 
 class LLMServerError(ToolragError):
     """An OpenAI-compatible LLM server failed a request, or cannot do what the mode needs."""
+
+
+class ContextOverflowError(LLMServerError):
+    """The LLM server refused a prompt longer than the model's context."""

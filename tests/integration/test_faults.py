@@ -17,6 +17,7 @@ from llama_index.core.tools import BaseTool, FunctionTool
 
 from toolrag import ScriptedLLM
 from toolrag.agent.loop import Answer, build_agent, run_agent
+from toolrag.errors import ContextOverflowError
 from toolrag.guard import AuditLog, IdempotencyStore, ToolGuard
 from toolrag.guard.function_tools import RunState, guarded_tools
 from toolrag.sample.field_api import running_server
@@ -121,9 +122,19 @@ def test_long_tool_outputs_are_cut_to_fit_the_models_context(tmp_path: Path) -> 
     assert "characters cut to fit the model's context" in "".join(m.content or "" for m in last)
 
 
-def test_a_prompt_over_the_models_context_ends_in_an_answer_from_the_data(tmp_path: Path) -> None:
-    def overflow(messages: Sequence[ChatMessage]) -> str:  # llama-cpp-python's own words
-        raise ValueError("Requested tokens (4168) exceed context window of 4096")
+@pytest.mark.parametrize(
+    "error",
+    [
+        ValueError("Requested tokens (4168) exceed context window of 4096"),  # llama-cpp-python
+        ContextOverflowError("The LLM server cannot take the prompt: it is longer than ..."),
+    ],
+    ids=["local", "server"],
+)
+def test_a_prompt_over_the_models_context_ends_in_an_answer_from_the_data(
+    tmp_path: Path, error: Exception
+) -> None:
+    def overflow(messages: Sequence[ChatMessage]) -> str:
+        raise error
 
     # the answer is read from the call that found data, by one tool-free completion
     turns = [react("lookup_permit", {"number": "BP-7"}), overflow, "Permit BP-7 is issued."]

@@ -35,7 +35,7 @@ from llama_index.core.workflow import Context
 from pydantic import BaseModel, Field
 from workflows.events import HumanResponseEvent, InputRequiredEvent
 
-from toolrag.errors import ConfigError
+from toolrag.errors import ConfigError, ContextOverflowError
 from toolrag.events import emit
 from toolrag.guard.grounding.read_values import unread_figures
 from toolrag.guard.policy import ApprovalRequest, Approver
@@ -635,7 +635,7 @@ async def run_agent(
             else:
                 output = None if looped is not None else await handler
         except Exception as exc:
-            if context_overflow(exc) is None:
+            if not isinstance(exc, ContextOverflowError) and context_overflow(exc) is None:
                 raise
             # the prompt outgrew the model's context (the tool outputs are cut to fit it, so
             # only a long conversation gets here): answer from the data found so far

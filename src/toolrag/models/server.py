@@ -55,7 +55,7 @@ from llama_index.core.base.llms.types import (
 from llama_index.llms.openai_like import OpenAILike
 from pydantic import Field, PrivateAttr
 
-from toolrag.errors import LLMServerError
+from toolrag.errors import ContextOverflowError, LLMServerError
 
 #: Where a ReAct step hands over to the tool (the local model's own stop list ends with it).
 REACT_STOP = ["\nObservation:"]
@@ -182,7 +182,7 @@ def server_error(exc: Exception, *, api_base: str, mode: str, tools: bool) -> LL
     if overflow is not None:
         asked, room = overflow
         size = f" ({asked:,} tokens; it holds {room:,})" if asked and room else ""
-        return LLMServerError(
+        return ContextOverflowError(
             f"{where} cannot take the prompt: it is longer than the model's context{size}.",
             hint="Offer fewer tools (TOOLRAG_TOOL_TOP_K) or use toolrag's tool retrieval rather "
             "than every tool, or serve the model with a larger context (llama-server "
