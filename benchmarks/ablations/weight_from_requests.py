@@ -24,8 +24,7 @@ from benchmarks.ablations.bm25_weight import _fixed
 from benchmarks.results import ROOT, write_result
 from benchmarks.retrieval_all import tool_sets
 from toolrag import Settings, make_embedding
-from toolrag.cards import load_tool_list
-from toolrag.cards.synthetic import SyntheticQueries
+from toolrag.cards import SyntheticQueries, load_tool_list
 from toolrag.evaluation import load_queries
 from toolrag.retrieval import ToolIndex
 
