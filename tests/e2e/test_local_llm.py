@@ -61,6 +61,10 @@ def test_local_model_calls_the_expected_tool(
     assert answer.trace[0].tool == tool, answer.trace
     assert check_args(answer.trace[0].arguments), answer.trace[0].arguments  # type: ignore[operator]
     assert answer.trace[0].success and answer.sources and answer.answer
+    # the local model reports the prompt tokens its KV cache held (issue 51): the ReAct turns
+    # after the router's call start with the router's own prompt
+    assert answer.cached_prompt_tokens, answer
+    assert 0 < answer.cached_prompt_tokens < answer.prompt_tokens
 
 
 CHINOOK_LOCAL = ["chinook-01", "chinook-03", "chinook-04"]

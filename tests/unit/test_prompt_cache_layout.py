@@ -3,11 +3,17 @@ the reply format) comes first and byte-identical; the retrieved tools and the qu
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
 from llama_index.core.llms import ChatMessage, MessageRole
 from llama_index.core.tools import FunctionTool
 
 from toolrag import ScriptedLLM
-from toolrag.agent.loop import SYSTEM_PROMPT, build_agent, cached_tokens
+from toolrag.agent.loop import SYSTEM_PROMPT, build_agent
+from toolrag.models.local_llm import LocalLlamaCPP, reused_prefix
+from toolrag.models.usage import cached_tokens
 
 
 def search_documents(query: str) -> str:
@@ -59,3 +65,47 @@ def test_cached_prompt_tokens_are_read_where_the_server_reports_them() -> None:
     llama_cpp = {"usage": {"prompt_tokens": 900}, "timings": {"cache_n": 640}}
     assert cached_tokens(openai) == 768 and cached_tokens(llama_cpp) == 640
     assert cached_tokens({"usage": {"prompt_tokens": 900}}) is None  # llama-cpp-python's server
+
+
+class _HeldTokens:
+    """llama_cpp.Llama's surface that ``reused_prefix`` reads: a tokenizer (one token per
+    character here) and the tokens its KV cache holds."""
+
+    def __init__(self, held: str, bos: bool = False, reply: dict[str, Any] | None = None) -> None:
+        self._input_ids = np.array([ord(c) for c in held], dtype=np.intc)
+        self._bos = bos
+        self._model = self
+        self.reply = reply or {}
+        self.context_params = SimpleNamespace(n_ctx=4096)  # LlamaCPP.metadata reads it
+
+    def __call__(self, prompt: str, **kwargs: Any) -> dict[str, Any]:  # a completion
+        return self.reply
+
+    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        return [ord(c) for c in text.decode()]
+
+    def token_bos(self) -> int:
+        return 1
+
+    def add_bos_token(self) -> bool:
+        return self._bos
+
+
+def test_the_local_model_counts_the_prefix_its_cache_holds() -> None:
+    held = _HeldTokens("rules|tool a|Q1|answer 1")
+    assert reused_prefix(held, "rules|tool b|Q2") == len("rules|tool ")
+    assert reused_prefix(held, "other rules") == 0
+    # the whole prompt cached: llama-cpp-python evaluates its last token again
+    assert reused_prefix(held, "rules|tool a|Q1") == len("rules|tool a|Q1") - 1
+    assert reused_prefix(_HeldTokens(""), "rules") == 0  # a fresh model
+    assert reused_prefix(_HeldTokens("\x01rules|x", bos=True), "rules|y") == len("\x01rules|")
+    assert reused_prefix(object(), "rules") is None  # not a llama_cpp.Llama
+
+
+def test_a_local_completion_reports_its_cached_tokens_in_openais_shape() -> None:
+    llm = LocalLlamaCPP.model_construct(generate_kwargs={}, model_path="q.gguf")  # none loaded
+    reply = {"choices": [{"text": "A2"}], "usage": {"prompt_tokens": 8}}
+    llm._model = _HeldTokens("rules|Q1|A1", reply=reply)
+    response = llm.complete("rules|next", formatted=True)
+    assert response.text == "A2"
+    assert cached_tokens(response.raw) == len("rules|")

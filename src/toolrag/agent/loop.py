@@ -40,6 +40,7 @@ from toolrag.events import emit
 from toolrag.guard.grounding.read_values import unread_figures
 from toolrag.guard.policy import ApprovalRequest, Approver
 from toolrag.models.server import context_overflow
+from toolrag.models.usage import cached_tokens
 from toolrag.routing.router import question_parts
 from toolrag.text import MAX_QUERY_CHARS, bounded
 from toolrag.tools.prompting import (
@@ -340,8 +341,9 @@ class Answer(BaseModel):
     completion_tokens: int = 0
     cached_prompt_tokens: int | None = Field(
         None,
-        description="Prompt tokens the server read from its prompt cache, summed over the "
-        "calls whose replies say (OpenAI, vLLM, llama.cpp's server); None when none did.",
+        description="Prompt tokens the model took from its prompt cache, summed over the "
+        "calls whose replies say (the local model, OpenAI, vLLM, llama.cpp's server); None "
+        "when none did.",
     )
     stopped_early: bool = False
     loops_stopped: int = Field(0, description="Runs stopped on a repeated identical call.")
@@ -407,21 +409,6 @@ def _usage(raw: Any) -> tuple[int, int]:
         if isinstance(usage, dict):
             return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
     return 0, 0
-
-
-def cached_tokens(raw: Any) -> int | None:
-    """Prompt tokens the server read from its cache, where it says: OpenAI's (and vLLM's)
-    ``usage.prompt_tokens_details.cached_tokens``, llama.cpp's ``timings.cache_n``. None
-    when the reply does not say (llama-cpp-python's server, the in-process model)."""
-    if not isinstance(raw, dict):
-        return None
-    details = (raw.get("usage") or {}).get("prompt_tokens_details") or {}
-    if isinstance(details, dict) and details.get("cached_tokens") is not None:
-        return int(details["cached_tokens"])
-    timings = raw.get("timings") or {}
-    if isinstance(timings, dict) and timings.get("cache_n") is not None:
-        return int(timings["cache_n"])
-    return None
 
 
 def _collect(

@@ -200,6 +200,7 @@ async def ask_routed(
             llm_calls=len(routed.raw),
             prompt_tokens=routed.prompt_tokens,
             completion_tokens=routed.completion_tokens,
+            cached_prompt_tokens=routed.cached_prompt_tokens,
             seconds=round(time.perf_counter() - started, 3),
         )
         emit_answer(answer)
@@ -284,6 +285,10 @@ async def ask_routed(
     answer.llm_calls += len(routed.raw)
     answer.prompt_tokens += routed.prompt_tokens
     answer.completion_tokens += routed.completion_tokens
+    if routed.cached_prompt_tokens is not None:
+        answer.cached_prompt_tokens = (answer.cached_prompt_tokens or 0) + (
+            routed.cached_prompt_tokens
+        )
     answer.seconds = round(time.perf_counter() - started, 3)
     emit_answer(answer)
     return answer

@@ -157,12 +157,13 @@ def _read_turns(path: Path, allow_calls: bool = False) -> list[Any]:
 def _local_llm(path: str, n_ctx: int, threads: int, max_tokens: int) -> LLM:
     """Load the GGUF once per process: loading costs seconds and ~2 GB of RAM."""
     try:
-        from llama_index.llms.llama_cpp import LlamaCPP
+        from toolrag.models.local_llm import LocalLlamaCPP
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ModelMissingError(
             f"The local model runtime is not installed ({exc.name}).", hint=INSTALL_HINT
         ) from exc
-    return LlamaCPP(
+    return LocalLlamaCPP(
+        model_url=None,
         model_path=path,
         temperature=0.0,
         max_new_tokens=max_tokens,

@@ -39,6 +39,11 @@ class RouteResult(BaseModel):
     )
     prompt_tokens: int = Field(0, description="Prompt tokens the model read (when reported).")
     completion_tokens: int = 0
+    cached_prompt_tokens: int | None = Field(
+        None,
+        description="Prompt tokens the model took from its prompt cache (when reported: the "
+        "local model, OpenAI, vLLM, llama.cpp's server).",
+    )
     seconds: float = Field(
         0.0,
         description="Seconds the decision took: choosing the examples, the model's replies and "

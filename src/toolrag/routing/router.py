@@ -48,6 +48,7 @@ from toolrag.guard.grounding.values import (
     ungrounded_values,
 )
 from toolrag.guard.grounding.widen import without_invented_dates
+from toolrag.models.usage import cached_tokens
 from toolrag.retrieval.agent_retriever import MAX_PARTS
 from toolrag.retrieval.steps import sub_queries
 from toolrag.routing.examples import Example, ExampleStore
@@ -269,6 +270,13 @@ def _argument_errors(n: int, call: ToolCallSpec, tool: BaseTool) -> list[str]:
     return errors
 
 
+def _is_llama_cpp(llm: object) -> bool:
+    """Whether ``llm`` is LlamaIndex's ``LlamaCPP`` (or a subclass: the local model's
+    :class:`toolrag.models.local_llm.LocalLlamaCPP`), checked without importing the optional
+    package: its completions take a llama.cpp grammar."""
+    return any(cls.__name__ == "LlamaCPP" for cls in type(llm).__mro__)
+
+
 def _counted(response: CompletionResponse, result: RouteResult | None) -> str:
     """The reply's text; its token usage (when the LLM reports it) added to ``result``."""
     raw: Any = response.raw
@@ -279,6 +287,9 @@ def _counted(response: CompletionResponse, result: RouteResult | None) -> str:
     if result is not None and isinstance(usage, dict):
         result.prompt_tokens += int(usage.get("prompt_tokens") or 0)
         result.completion_tokens += int(usage.get("completion_tokens") or 0)
+        cached = cached_tokens(raw)
+        if cached is not None:
+            result.cached_prompt_tokens = (result.cached_prompt_tokens or 0) + cached
     return response.text
 
 
@@ -361,7 +372,7 @@ class Router:
             except (ValueError, ValidationError):
                 pass  # fall back to a plain reply, parsed below
         generate = getattr(llm, "generate_kwargs", None)
-        if isinstance(generate, dict) and type(llm).__name__ == "LlamaCPP":
+        if isinstance(generate, dict) and _is_llama_cpp(llm):
             from llama_cpp import LlamaGrammar
 
             grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)

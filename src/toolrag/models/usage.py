@@ -1,0 +1,24 @@
+"""Token usage as an LLM's reply reports it, whatever the server: read by the agent's trace and
+the router alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["cached_tokens"]
+
+
+def cached_tokens(raw: Any) -> int | None:
+    """Prompt tokens the model read from its prompt cache, where the reply says: OpenAI's (and
+    vLLM's) ``usage.prompt_tokens_details.cached_tokens`` (the local model reports it there
+    too, :mod:`toolrag.models.local_llm`), llama.cpp's ``timings.cache_n``. None when the reply
+    does not say (llama-cpp-python's server)."""
+    if not isinstance(raw, dict):
+        return None
+    details = (raw.get("usage") or {}).get("prompt_tokens_details") or {}
+    if isinstance(details, dict) and details.get("cached_tokens") is not None:
+        return int(details["cached_tokens"])
+    timings = raw.get("timings") or {}
+    if isinstance(timings, dict) and timings.get("cache_n") is not None:
+        return int(timings["cache_n"])
+    return None
