@@ -278,6 +278,17 @@ async def answer_from_result(
     return text
 
 
+async def read_answer(llm: LLM | None, answer: Answer, steps: Sequence[TraceStep]) -> None:
+    """Replace ``answer.answer`` (the reason the run stopped) with the answer one tool-free
+    completion reads from ``steps``' results (:func:`answer_from_result`), when there are
+    any and the reply passes its checks; the completion is counted either way."""
+    if not steps or llm is None:
+        return
+    answer.llm_calls += 1
+    if text := await answer_from_result(llm, answer.question, *steps):
+        answer.answer = text
+
+
 def drop_abandoned_answer(memory: ChatMemoryBuffer) -> None:
     """Cut the model's last answer out of the memory, keeping its tool calls and
     observations, so a repair turn does not show the model the answer it gave up with
@@ -493,6 +504,12 @@ def _collect(
         emit("model_step", text=str(event.response.content or ""), data=data)
 
 
+def found_data(prior: Sequence[TraceStep], trace: Sequence[TraceStep]) -> list[TraceStep]:
+    """The steps, the router's (``prior``) then the agent's, whose calls found data: what an
+    answer may be read from when the run stops before the model wrote one."""
+    return [s for s in (*prior, *trace) if s.success and not s.empty]
+
+
 def _found(trace: Sequence[TraceStep]) -> str:
     ok = [s.tool for s in trace if s.success]
     return f" Tools that answered: {', '.join(dict.fromkeys(ok))}." if ok else ""
@@ -628,12 +645,9 @@ async def run_agent(
             # only a long conversation gets here): answer from the data found so far
             log.warning("the prompt outgrew the model's context: %s", str(exc)[:200])
             answer.stopped_early = True
-            data = [st for st in (*prior, *answer.trace) if st.success and not st.empty]
             answer.answer = OVERFLOW_ANSWER.format(found=_found(answer.trace))
-            if data and agent.llm is not None:
-                answer.llm_calls += 1
-                if text := await answer_from_result(agent.llm, question, *data[-MAX_PARTS_READ:]):
-                    answer.answer = text
+            data = found_data(prior, answer.trace)
+            await read_answer(agent.llm, answer, data[-MAX_PARTS_READ:])
             break
         if looped is not None:
             with contextlib.suppress(Exception):
@@ -642,22 +656,19 @@ async def run_agent(
             result = looped.error_code or ("nothing found" if looped.empty else "no change")
             answer.answer = LOOP_ANSWER.format(tool=looped.tool, result=result)
             steps_before_repair = len(answer.trace)
-            found_data = looped.success and not looped.empty
+            looped_found = looped.success and not looped.empty
             if attempt < max_repairs and looped.recoverable:
                 answer.repairs += 1
-                user_msg = (LOOP_DATA_PROMPT if found_data else LOOP_PROMPT).format(
+                user_msg = (LOOP_DATA_PROMPT if looped_found else LOOP_PROMPT).format(
                     tool=looped.tool, observation=looped.observation[:300], question=question
                 )
                 continue
-            data = [st for st in (*prior, *answer.trace) if st.success and not st.empty]
-            if data and agent.llm is not None:
-                # it keeps calling for data it already has, or for what no call finds: read
-                # the answer from the calls that found data (every part they answer)
-                answer.llm_calls += 1
-                several = bool(question_parts(question))  # each part from its own result
-                found = [looped] if found_data and not several else data[-MAX_PARTS_READ:]
-                if text := await answer_from_result(agent.llm, question, *found):
-                    answer.answer = text
+            # it keeps calling for data it already has, or for what no call finds: read the
+            # answer from the calls that found data (every part they answer)
+            data = found_data(prior, answer.trace)
+            several = bool(question_parts(question))  # each part from its own result
+            found = [looped] if looped_found and not several else data[-MAX_PARTS_READ:]
+            await read_answer(agent.llm, answer, found)
             break
         text = (output.response.content if isinstance(output, AgentOutput) else str(output)) or ""
         if not readable(text):
@@ -730,18 +741,11 @@ async def run_agent(
     # The workflow counts model steps; at the cap it asks the model for a final answer
     # (early_stopping_method="generate") instead of raising.
     answer.stopped_early = answer.stopped_early or answer.llm_calls >= max_iterations
-    data = [s for s in (*prior, *answer.trace) if s.success and not s.empty]
-    if (
-        data
-        and agent.llm is not None
-        and (unreadable_end or (answer.stopped_early and answer.unreadable))
-    ):
+    if unreadable_end or (answer.stopped_early and answer.unreadable):
         # the model found data, then could not write a reply that reads: what it wrote at
         # the step cap is a guess, and "could not be read" no answer; read the answer from
         # the result (kept only when its figures are the result's)
-        answer.llm_calls += 1
-        if text := await answer_from_result(agent.llm, question, data[-1]):
-            answer.answer = text
+        await read_answer(agent.llm, answer, found_data(prior, answer.trace)[-1:])
     answer.seconds = round(time.perf_counter() - started, 3)
     if final_event:
         emit_answer(answer)

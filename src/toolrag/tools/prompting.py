@@ -170,8 +170,8 @@ def fit_to_context(
         return messages
     fitted = messages
     for _ in range(3):  # the cut is sized in characters; recount, and cut more if still over
-        body_tokens = sum(count(b) for m in fitted for b in _FENCED.findall(m.content or ""))
-        chars = sum(len(b) for m in fitted for b in _FENCED.findall(m.content or ""))
+        found = [b for m in fitted for b in _FENCED.findall(m.content or "")]
+        body_tokens, chars = sum(count(b) for b in found), sum(len(b) for b in found)
         per_token = chars / max(body_tokens, 1)
         target = max(sum(bodies) - int(over * per_token * 1.1) - 64, 0)
         cap = _water_level(bodies, target)
