@@ -190,6 +190,7 @@ FINDERS: dict[str, Callable[[str], object]] = {
     "timewords.mentions_time": mentions_time,
     "timewords.iso_dates": lambda t: iso_dates({"a": t, "b": "2025-01-01" + t}),
     "filters.named_in": lambda t: FilterValues.of({"GRB-107": ["Summit Ridge Hotel"]}).named_in(t),
+    "filters.mentioned_in": lambda t: FilterValues.of(["complete", "late"]).mentioned_in(t),
     "filters.complete_filters": lambda t: complete_filters(t, "search", SCHEMA, {}, VOCABULARY),
     "read_values.unread_values": lambda t: unread_values(
         {"total": 123456.0, "day": "2025-01-31", "amount": "1,234,567"}, t, t

@@ -112,6 +112,41 @@ def test_two_named_values_are_ambiguous_and_nothing_is_added() -> None:
     assert done.added == {"discipline": "Structural"}
 
 
+STATUS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "project": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "status": {"anyOf": [{"enum": ["complete", "late", "in_progress"]}, {"type": "null"}]},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "added"),
+    [
+        ("Which milestones are late at the Summit Ridge Hotel?", "late"),
+        ("Which milestones are complete at the Summit Ridge Hotel?", "complete"),
+        # "late" is named, and "completed" mentions a second status: neither is sure
+        ("How many days late was roofing completed at the Summit Ridge Hotel?", None),
+        ("Was the roofing completed late at the Summit Ridge Hotel?", None),
+    ],
+)
+def test_a_value_is_added_only_when_no_other_value_is_mentioned(
+    question: str, added: str | None
+) -> None:
+    done = complete_filters(question, "schedule", STATUS_SCHEMA, {}, VOCAB)
+    assert done.added.get("project") == "GRB-107"
+    assert done.added.get("status") == added
+
+
+def test_inflected_values_are_mentioned_not_named() -> None:
+    values = FilterValues.of(["complete", "closed", "open"])
+    assert values.named_in("Which milestones completed?") == []
+    assert values.mentioned_in("Which milestones completed?") == ["complete"]
+    assert values.mentioned_in("closing and opened items") == ["closed", "open"]
+    assert values.mentioned_in("the closet door") == []  # whole words only
+
+
 def test_aliases_are_whole_words_and_distinctive() -> None:
     aliases = PROJECTS.question_names()
     assert "summit ridge" in aliases["GRB-107"]

@@ -9,7 +9,8 @@ adds what the model left out and the question names without doubt:
 - a filter parameter with known values (a :class:`Vocabulary`: the values of a collection's
   metadata field such as customer or department, with their aliases, or the ``enum`` of the
   tool's JSON schema such as a document type), when the question names exactly one of its
-  values;
+  values and mentions no other (:meth:`FilterValues.mentioned_in`: "How many days late was
+  roofing completed?" names ``late`` and mentions ``complete``, so no status is added);
 - a start and an end date parameter, when the question names one period
   (:func:`toolrag.guard.grounding.periods.question_period`).
 
@@ -36,6 +37,12 @@ _START = re.compile(r"(?:^|_)(?:start|from|since|after|begin|min)(?:_|$)")
 _END = re.compile(r"(?:^|_)(?:end|to|until|before|max)(?:_|$)")
 
 
+# The endings a value's one-word alias is counted under: plurals name a value; the inflections
+# only mention one (a question that mentions two values of a field names neither for sure).
+_PLURALS = ("", "s", "es")
+_INFLECTIONS = ("", "s", "es", "e", "ed", "d", "ing")
+
+
 def _words(text: str) -> str:
     """Lowercase words and digits separated by single spaces, padded: `` grb 107 summit ``."""
     return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower())) + " "
@@ -58,14 +65,28 @@ class FilterValues(BaseModel):
         """The values ``question`` names, by a whole-word alias (plural -s/-es allowed); a value
         named only inside a longer alias of another value ("protection" in "fire protection")
         does not count."""
+        return self._found(question, _PLURALS)
+
+    def mentioned_in(self, question: str) -> list[str]:
+        """The values ``question`` names or mentions in an inflected form of a one-word alias
+        ("completed", "closing" for ``complete``, ``closed``): a question that mentions a
+        second value of the same field ("How many days late was roofing completed?") does not
+        name a filter without doubt."""
+        return self._found(question, _INFLECTIONS)
+
+    def _found(self, question: str, suffixes: tuple[str, ...]) -> list[str]:
         text = _words(question[:MAX_CHARS])
         spans: list[tuple[int, int, str]] = []
         for value, aliases in self.values.items():
             for alias in {_words(a).strip() for a in aliases if _words(a).strip()}:
-                for suffix in ("", "s", "es"):
-                    start = text.find(f" {alias}{suffix} ")
+                forms = {alias + x for x in _PLURALS}
+                if suffixes is _INFLECTIONS and " " not in alias:
+                    stem = alias.removesuffix("ed").removesuffix("e") if len(alias) > 4 else alias
+                    forms |= {stem + x for x in suffixes}
+                for form in forms:
+                    start = text.find(f" {form} ")
                     if start >= 0:
-                        spans.append((start, start + len(alias) + len(suffix) + 1, value))
+                        spans.append((start, start + len(form) + 1, value))
         kept = {
             value
             for s, e, value in spans
@@ -174,7 +195,7 @@ def complete_filters(
     for param, values in (vocabulary or Vocabulary()).for_tool(tool, schema).items():
         if _missing(args, param):
             named = values.named_in(question)
-            if len(named) == 1:
+            if len(named) == 1 and set(values.mentioned_in(question)) <= set(named):
                 args[param] = added[param] = named[0]
         if not _missing(args, param):
             applied[param] = args[param]
