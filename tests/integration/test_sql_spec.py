@@ -3,6 +3,8 @@ from the schema, correct rows, truncation, allow-list, and errors the agent can 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +189,42 @@ def test_an_empty_result_says_where_its_text_values_are(tools: dict[str, Functio
     assert right.suggestion is None
     nowhere = call(tools, "run_sql", sql="SELECT * FROM vendors WHERE name = 'Nobody Inc'")
     assert nowhere.suggestion and "found in" not in nowhere.suggestion
+
+
+CONCURRENT_CALLS = """
+import sys, threading
+from pathlib import Path
+from toolrag.tools.sql.spec import SQLSpecConfig, SQLToolSpec
+spec = SQLToolSpec.from_url(sys.argv[1], SQLSpecConfig.load(Path(sys.argv[2])))
+tools = {t.metadata.get_name(): t for t in spec.to_tool_list()}
+sqls = ["SELECT COUNT(*) FROM invoices WHERE status = 'Disputed'",
+        "SELECT AVG(contract_value) FROM projects WHERE project_type = 'lump sum'"]
+results = []
+def work(n):
+    for i in range(12):
+        if (n + i) % 3 == 2:
+            results.append(tools["describe_table"](table="invoices").raw_output)
+        else:
+            results.append(tools["run_sql"](sql=sqls[(n + i) % 2]).raw_output)
+threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+hinted = [r for r in results if r.data and "rows" in r.data]
+print(len(results), all(r.success for r in results), all(r.suggestion for r in hinted))
+"""
+
+
+def test_concurrent_calls_share_the_sqlite_connection_without_a_deadlock(db_url: str) -> None:
+    """The router runs a question's calls in parallel threads. On SQLite every call shares one
+    connection: schema reads (describe_table, the hints of an empty result) and queries must
+    take turns on it. Two empty results' hints at once used to hang the process for good,
+    with the GIL held, so the calls run in a child process that a deadlock cannot stop."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CONCURRENT_CALLS, db_url, str(REPO / "toolspecs/sql.yaml")],
+            capture_output=True, text=True, timeout=180, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("calls sharing the database connection deadlocked")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["48", "True", "True"], done.stdout

@@ -25,7 +25,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,7 +175,9 @@ class ReadOnlyDatabase:
         self.dialect = self.url.get_backend_name()
         self.role = role
         self.work_mem = work_mem
-        self._lock = threading.Lock()
+        # SQLite: every read takes turns on one shared connection (reentrant: a schema read may
+        # run inside a guarded query's turn)
+        self._lock = threading.RLock()
         self._authorizer = SQLiteAuthorizer()
         self.engine = self._make_engine()
         self._sqlite: sqlite3.Connection | None = None
@@ -230,22 +232,33 @@ class ReadOnlyDatabase:
     def display_url(self) -> str:
         return self.url.render_as_string(hide_password=True)
 
+    def serialized(self) -> AbstractContextManager[Any]:
+        """The shared SQLite connection's lock (no lock for a server database's pool): every
+        use of it, schema reads included, takes its turn. Two threads in the one connection
+        at once deadlocked the process: one inside SQLite waiting for the GIL to run the
+        authorizer, the other holding the GIL waiting for SQLite."""
+        return self._lock if self.dialect == "sqlite" else _nullcontext()
+
     def table_names(self) -> list[str]:
         """The tables and views a query may name (the engine's and toolrag's own left out)."""
-        insp = inspect(self.engine)
-        names = [*insp.get_table_names(), *insp.get_view_names()]
+        with self.serialized():
+            insp = inspect(self.engine)
+            names = [*insp.get_table_names(), *insp.get_view_names()]
         return sorted({n for n in names if not n.startswith(_SYSTEM_TABLES)})
 
     def describe(self, table: str) -> dict[str, Any]:
         """Columns, types, primary and foreign keys of ``table`` (an existing table name)."""
-        insp = inspect(self.engine)
-        pk = set(insp.get_pk_constraint(table).get("constrained_columns") or [])
+        with self.serialized():
+            insp = inspect(self.engine)
+            pk = set(insp.get_pk_constraint(table).get("constrained_columns") or [])
+            foreign = insp.get_foreign_keys(table)
+            found = insp.get_columns(table)
         fks = [
             {
                 "columns": fk["constrained_columns"],
                 "references": f"{fk['referred_table']}({', '.join(fk['referred_columns'])})",
             }
-            for fk in insp.get_foreign_keys(table)
+            for fk in foreign
         ]
         columns = [
             {
@@ -254,17 +267,14 @@ class ReadOnlyDatabase:
                 "nullable": bool(c.get("nullable", True)),
                 "primary_key": c["name"] in pk,
             }
-            for c in insp.get_columns(table)
+            for c in found
         ]
         return {"table": table, "columns": columns, "foreign_keys": fks}
 
     @contextmanager
     def _guarded(self, timeout_s: float | None = None) -> Iterator[Connection]:
         deadline = time.monotonic() + (self.timeout_s if timeout_s is None else timeout_s)
-        with (
-            self._lock if self.dialect == "sqlite" else _nullcontext(),
-            self.engine.connect() as conn,
-        ):
+        with self.serialized(), self.engine.connect() as conn:
             if self.dialect == "sqlite":
                 raw: Any = conn.connection.dbapi_connection
                 self._authorizer.ctes = frozenset()

@@ -335,7 +335,8 @@ class SQLToolSpec(GuardedToolSpec):
         once; None while the schema cannot be read)."""
         if self._label_map is None:
             try:
-                self._label_map = reflect_labels(self.db.engine, self.tables)
+                with self.db.serialized():  # the calls of a question may run at once
+                    self._label_map = reflect_labels(self.db.engine, self.tables)
             except SQLAlchemyError as exc:  # locked or unreachable now: not cached
                 log.debug("no labels for %s: %s", self.db.display_url, _first_line(exc))
                 return None
@@ -505,7 +506,10 @@ class GuardedSQLDatabase(SQLDatabase):
     """LlamaIndex's ``SQLDatabase`` whose ``run_sql`` goes through the SQL tool spec's guard."""
 
     def __init__(self, spec: SQLToolSpec) -> None:
-        super().__init__(spec.db.engine, include_tables=spec.tables, sample_rows_in_table_info=3)
+        with spec.db.serialized():  # it reflects the schema on the shared connection
+            super().__init__(
+                spec.db.engine, include_tables=spec.tables, sample_rows_in_table_info=3
+            )
         self._spec = spec
 
     def run_sql(self, command: str) -> tuple[str, dict[str, Any]]:
