@@ -40,7 +40,7 @@ from toolrag.events import emit
 from toolrag.guard.grounding.read_values import unread_figures
 from toolrag.guard.policy import ApprovalRequest, Approver
 from toolrag.models.server import context_overflow
-from toolrag.models.usage import cached_tokens
+from toolrag.models.usage import cached_tokens, token_counts
 from toolrag.routing.router import question_parts
 from toolrag.text import MAX_QUERY_CHARS, bounded
 from toolrag.tools.prompting import (
@@ -414,14 +414,6 @@ def build_agent(
     return ReActAgent(**common, formatter=formatter)
 
 
-def _usage(raw: Any) -> tuple[int, int]:
-    if isinstance(raw, dict):
-        usage = raw.get("usage") or {}
-        if isinstance(usage, dict):
-            return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-    return 0, 0
-
-
 def _collect(
     event: Any,
     answer: Answer,
@@ -492,7 +484,7 @@ def _collect(
         answer.llm_calls += 1
         if event.retry_messages:  # the ReAct parser could not read this reply
             answer.unreadable += 1
-        p, c = _usage(event.raw)
+        p, c = token_counts(event.raw)
         answer.prompt_tokens += p
         answer.completion_tokens += c
         data: dict[str, Any] = {"prompt_tokens": p, "completion_tokens": c,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["cached_tokens"]
+__all__ = ["cached_tokens", "token_counts"]
 
 
 def cached_tokens(raw: Any) -> int | None:
@@ -22,3 +22,12 @@ def cached_tokens(raw: Any) -> int | None:
     if isinstance(timings, dict) and timings.get("cache_n") is not None:
         return int(timings["cache_n"])
     return None
+
+
+def token_counts(raw: Any) -> tuple[int, int]:
+    """The reply's prompt and completion tokens (``usage``; 0 and 0 where it does not say)."""
+    if isinstance(raw, dict):
+        usage = raw.get("usage") or {}
+        if isinstance(usage, dict):
+            return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    return 0, 0

@@ -48,7 +48,7 @@ from toolrag.guard.grounding.values import (
     ungrounded_values,
 )
 from toolrag.guard.grounding.widen import without_invented_dates
-from toolrag.models.usage import cached_tokens
+from toolrag.models.usage import cached_tokens, token_counts
 from toolrag.retrieval.agent_retriever import MAX_PARTS
 from toolrag.retrieval.steps import sub_queries
 from toolrag.routing.examples import Example, ExampleStore
@@ -285,8 +285,9 @@ def _counted(response: CompletionResponse, result: RouteResult | None) -> str:
         raw = dump()  # an OpenAI-compatible client's response object
     usage = raw.get("usage") if isinstance(raw, dict) else None
     if result is not None and isinstance(usage, dict):
-        result.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-        result.completion_tokens += int(usage.get("completion_tokens") or 0)
+        prompt, completion = token_counts(raw)
+        result.prompt_tokens += prompt
+        result.completion_tokens += completion
         cached = cached_tokens(raw)
         if cached is not None:
             result.cached_prompt_tokens = (result.cached_prompt_tokens or 0) + cached

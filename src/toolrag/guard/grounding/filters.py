@@ -65,24 +65,24 @@ class FilterValues(BaseModel):
         """The values ``question`` names, by a whole-word alias (plural -s/-es allowed); a value
         named only inside a longer alias of another value ("protection" in "fire protection")
         does not count."""
-        return self._found(question, _PLURALS)
+        return self._found(question, inflected=False)
 
     def mentioned_in(self, question: str) -> list[str]:
         """The values ``question`` names or mentions in an inflected form of a one-word alias
         ("completed", "closing" for ``complete``, ``closed``): a question that mentions a
         second value of the same field ("How many days late was roofing completed?") does not
         name a filter without doubt."""
-        return self._found(question, _INFLECTIONS)
+        return self._found(question, inflected=True)
 
-    def _found(self, question: str, suffixes: tuple[str, ...]) -> list[str]:
+    def _found(self, question: str, inflected: bool) -> list[str]:
         text = _words(question[:MAX_CHARS])
         spans: list[tuple[int, int, str]] = []
         for value, aliases in self.values.items():
             for alias in {_words(a).strip() for a in aliases if _words(a).strip()}:
                 forms = {alias + x for x in _PLURALS}
-                if suffixes is _INFLECTIONS and " " not in alias:
+                if inflected and " " not in alias:
                     stem = alias.removesuffix("ed").removesuffix("e") if len(alias) > 4 else alias
-                    forms |= {stem + x for x in suffixes}
+                    forms |= {stem + x for x in _INFLECTIONS}
                 for form in forms:
                     start = text.find(f" {form} ")
                     if start >= 0:
