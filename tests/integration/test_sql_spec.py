@@ -191,6 +191,29 @@ def test_an_empty_result_says_where_its_text_values_are(tools: dict[str, Functio
     assert nowhere.suggestion and "found in" not in nowhere.suggestion
 
 
+def test_an_empty_result_names_the_full_value_a_short_name_stands_for(
+    tools: dict[str, FunctionTool],
+) -> None:
+    """A name without its legal suffix ("Summit Mechanical" for "Summit Mechanical LLC") is
+    a whole-word part of one stored value: the hint gives the full value. A part of several
+    values ("Center") or a part of a word ("Mechan") names none."""
+    sql = (
+        "SELECT s.contract_amount FROM subcontracts s JOIN vendors v ON v.vendor_id = s.vendor_id"
+        " WHERE s.project_code = 'GRB-106' AND v.name = '{}'"
+    )
+    short = call(tools, "run_sql", sql=sql.format("Summit Mechanical"))
+    assert short.success and short.data["rows"] == []
+    assert short.suggestion and (
+        "'Summit Mechanical' is stored as 'Summit Mechanical LLC' in vendors.name (its full value)"
+        in short.suggestion
+    )
+    for vague in ("Mechan", "100%_ LLC"):
+        result = call(tools, "run_sql", sql=sql.format(vague))
+        assert result.suggestion and "stored as" not in result.suggestion, vague
+    two = call(tools, "run_sql", sql="SELECT * FROM projects WHERE name = 'Center'")
+    assert two.suggestion and "stored as" not in two.suggestion  # two centers: no guess
+
+
 CONCURRENT_CALLS = """
 import sys, threading
 from pathlib import Path

@@ -50,3 +50,22 @@ def test_value_hints_read_a_bounded_number_of_columns() -> None:
     columns = {f"t{n}": [f"c{m}" for m in range(30)] for n in range(10)}
     value_hints([("a", "x"), ("b", "y"), ("c", "z")], columns, find)
     assert len(reads) == MAX_LOOKUPS
+
+
+def test_a_value_stored_where_the_query_looked_leaves_reads_for_the_next() -> None:
+    """The column a query compared is read first; a value stored there as written ends its
+    lookup, so a second value still gets its hint within the bound."""
+    reads: list[str] = []
+
+    def find(t: str, c: str, value: str) -> str | None:
+        reads.append(c)
+        if value == "GRB-106" and c == "project_code":
+            return "GRB-106"
+        return "Summit Mechanical LLC" if (value, c) == ("Summit Mechanical", "name") else None
+
+    columns = {f"t{n}": [f"c{m}" for m in range(20)] + ["name", "project_code"] for n in range(4)}
+    hints = value_hints([("project_code", "GRB-106"), ("name", "Summit Mechanical")], columns, find)
+    assert reads[:2] == ["project_code", "name"]  # one read for the first value
+    assert hints == [
+        "'Summit Mechanical' is stored as 'Summit Mechanical LLC' in t0.name (its full value)."
+    ]

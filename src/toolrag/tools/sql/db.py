@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import column as sa_column
-from sqlalchemy import create_engine, func, inspect, select
+from sqlalchemy import create_engine, func, inspect, or_, select
 from sqlalchemy import table as sa_table
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
@@ -52,6 +52,7 @@ _TABLE_FUNCTIONS = frozenset({"json_each", "json_tree"})
 _SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_schema"})
 MAX_VALUE_BYTES = 5_000_000  # the largest string or blob one query may build
 MAX_LIKE_PATTERN = 1_000  # LIKE and GLOB patterns: SQLite's default is 50,000
+MIN_NAME_PART = 4  # the shortest value looked up as whole words inside stored values
 
 
 class QueryTimeout(Exception):
@@ -406,16 +407,34 @@ class ReadOnlyDatabase:
     def find_value(
         self, table_name: str, column_name: str, value: str, timeout_s: float = 1.0
     ) -> str | None:
-        """The value of ``column_name`` in ``table_name`` equal to ``value`` ignoring case (the
-        stored spelling), or None: one bound, parameterised ``LIMIT 1`` read on the guarded
-        connection. The names are reflected ones, never the model's text; a timeout or an
-        error is None (the lookup only adds a hint)."""
+        """The value of ``column_name`` in ``table_name`` that ``value`` names, as stored, or
+        None: equal ignoring case, else the one value that holds ``value`` as whole words
+        ("Summit Mechanical" for "Summit Mechanical LLC"; two or more such values name
+        nothing). Bound, parameterised ``LIMIT`` reads on the guarded connection; the names are
+        reflected ones, never the model's text; a timeout or an error is None (the lookup only
+        adds a hint)."""
         source = sa_table(table_name, sa_column(column_name))
         col = source.c[column_name]
-        stmt = select(col).where(func.lower(col) == value.lower()).limit(1)
+        low = value.lower()
+        exact = select(col).where(func.lower(col) == low).limit(1)
+        escaped = low.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        patterns = (f"{escaped} %", f"% {escaped} %", f"% {escaped}")
+        inside = (
+            select(col)
+            .where(or_(*(func.lower(col).like(p, escape="\\") for p in patterns)))
+            .distinct()
+            .limit(2)
+        )
         try:
             with self._guarded(timeout_s) as conn:
-                row = conn.execute(stmt).first()
+                row = conn.execute(exact).first()
+                if (
+                    row is None
+                    and len(low.strip()) >= MIN_NAME_PART
+                    and any(c.isalpha() for c in low)
+                ):
+                    found = [r[0] for r in conn.execute(inside).fetchall() if r[0] is not None]
+                    row = (found[0],) if len(found) == 1 else None
         except (OperationalError, DBAPIError):
             return None
         return None if row is None or row[0] is None else str(row[0])

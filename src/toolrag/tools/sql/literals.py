@@ -4,8 +4,9 @@ A small model that filters ``projects.project_type = 'lump sum'`` gets no rows b
 no rows it guesses. The value is in the database, in another column (``contract_type``), or
 spelled with other capitals. :func:`compared_literals` reads, with sqlglot, the text values a
 query compares columns with (``=``, ``IN``, ``LIKE`` without wildcards); :func:`value_hints`
-looks each one up, case-insensitively, in the text columns of the tables the query reads (one
-bound ``LIMIT 1`` read per column, a few values and columns at most), and says where it is.
+looks each one up, case-insensitively and then as whole words inside a stored value (a name
+without its "LLC"), in the text columns of the tables the query reads (bound ``LIMIT`` reads,
+a few values and columns at most), and says where it is.
 """
 
 from __future__ import annotations
@@ -66,20 +67,24 @@ def value_hints(
     lookups = 0
     for column, value in pairs:
         places: list[tuple[str, str, str]] = []
-        for table, columns in text_columns.items():
-            for col in columns:
-                if lookups >= MAX_LOOKUPS:
-                    break
-                lookups += 1
-                stored = find(table, col, value)
-                if stored is not None:
-                    places.append((table, col, stored))
+        where = [(t, c) for t, cols in text_columns.items() for c in cols]
+        where.sort(key=lambda tc: tc[1] != column)  # the column the query looked in first
+        for table, col in where:
+            if lookups >= MAX_LOOKUPS:
+                break
+            lookups += 1
+            stored = find(table, col, value)
+            if stored is not None:
+                places.append((table, col, stored))
+                if col == column and stored == value:
+                    break  # stored just so where the query looked: no hint, no more reads
         if not places or any(c == column and s == value for _, c, s in places):
             continue  # not anywhere, or stored just so where the query looked
         spelled = [(t, c, s) for t, c, s in places if c == column]
         if spelled:  # the right column, other capitals
             t, c, s = spelled[0]
-            hints.append(f"'{value}' is stored as '{s}' in {t}.{c} (values are case-sensitive).")
+            why = "values are case-sensitive" if s.lower() == value.lower() else "its full value"
+            hints.append(f"'{value}' is stored as '{s}' in {t}.{c} ({why}).")
             continue
         where = ", ".join(f"{t}.{c}" + (f" (as '{s}')" if s != value else "") for t, c, s in places)
         here = f" is not a value of {column};" if column else ""
