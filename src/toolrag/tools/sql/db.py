@@ -428,16 +428,14 @@ class ReadOnlyDatabase:
         try:
             with self._guarded(timeout_s) as conn:
                 row = conn.execute(exact).first()
-                if (
-                    row is None
-                    and len(low.strip()) >= MIN_NAME_PART
-                    and any(c.isalpha() for c in low)
-                ):
-                    found = [r[0] for r in conn.execute(inside).fetchall() if r[0] is not None]
-                    row = (found[0],) if len(found) == 1 else None
+                if row is not None:
+                    return None if row[0] is None else str(row[0])
+                if len(low.strip()) < MIN_NAME_PART or not any(c.isalpha() for c in low):
+                    return None
+                found = [r[0] for r in conn.execute(inside).fetchall() if r[0] is not None]
         except (OperationalError, DBAPIError):
             return None
-        return None if row is None or row[0] is None else str(row[0])
+        return str(found[0]) if len(found) == 1 else None
 
     def raw_query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Unguarded read for trusted, internal SQL (sample rows for describe_table)."""

@@ -67,9 +67,9 @@ def value_hints(
     lookups = 0
     for column, value in pairs:
         places: list[tuple[str, str, str]] = []
-        where = [(t, c) for t, cols in text_columns.items() for c in cols]
-        where.sort(key=lambda tc: tc[1] != column)  # the column the query looked in first
-        for table, col in where:
+        columns = [(t, c) for t, cols in text_columns.items() for c in cols]
+        columns.sort(key=lambda tc: tc[1] != column)  # the column the query looked in first
+        for table, col in columns:
             if lookups >= MAX_LOOKUPS:
                 break
             lookups += 1
