@@ -131,6 +131,12 @@ def test_filters_narrow_rows_and_an_unknown_value_gets_the_closest(corpus: Path)
     assert guessed.success and guessed.data[0]["file"] == "policies/it/passwords.html"
     assert "(closest department:" in (guessed.suggestion or "")
     assert "The search ran without that filter." in (guessed.suggestion or "")
+    assert "only repeated the filters" not in (broken.suggestion or "")
+    # a query that only repeats its filters lists what they match, as no query does
+    listed = tb.call("search_equipment", status="broken")
+    repeated = tb.call("search_equipment", query="all broken equipment", status="broken")
+    assert repeated.success and repeated.data == listed.data
+    assert "only repeated the filters" in (repeated.suggestion or "")
     wrong_enum = tb.call("search_equipment", query="hood", status="lost")
     assert not wrong_enum.success and wrong_enum.error_code == "INVALID_ARGUMENT"
     swapped = tb.call(

@@ -21,6 +21,11 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
 
 
+def name_words(text: str) -> set[str]:
+    """The words of a name or value as they are compared: lower case, letters and digits."""
+    return set(_norm(text).split())
+
+
 class KeywordValues:
     """The values of a keyword field and the other names each goes by."""
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from llama_index.core.tools import FunctionTool
 from pydantic import BaseModel, Field, create_model
 
-from toolrag.content.aliases import KeywordValues, load_aliases
+from toolrag.content.aliases import KeywordValues, load_aliases, name_words
 from toolrag.content.collection_index import CollectionIndex, FieldFilters
 from toolrag.content.collection_spec import CollectionSpec, FieldSpec
 from toolrag.content.fields import FieldValueError, coerce
@@ -34,6 +34,26 @@ MAX_ENUM = 30
 LIST_FACTOR = 3  # a filtered search returns up to this many times top_k matches
 MORE_CHARS = 300  # of the text of each match past top_k
 MAX_LISTED = 30  # units a call with filters and no query lists
+FUNCTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "for",
+        "in",
+        "at",
+        "on",
+        "to",
+        "and",
+        "or",
+        "all",
+        "any",
+        "every",
+        "with",
+        "by",
+    ]
+)
 
 
 def _parameters(field: FieldSpec) -> list[str]:
@@ -168,6 +188,9 @@ class CollectionSearch:
         dropped = list(notes)  # the keyword filters that named nothing indexed
         if dropped and (filtered or (query and query.strip())):
             notes[-1] += " The search ran without that filter."
+        if query and filtered and self._repeats_filters(query, filters, built):
+            notes.append("The query only repeated the filters: this lists what they match.")
+            query = None
         if not query or not query.strip():
             if not filtered:
                 # a keyword filter that names nothing indexed left nothing to list by
@@ -210,6 +233,23 @@ class CollectionSearch:
             for h in hits
         ]
         return ToolResult.ok(data, sources=sources, suggestion=note)
+
+    def _repeats_filters(self, query: str, given: dict[str, Any], built: FieldFilters) -> bool:
+        """Whether ``query`` says nothing the filters do not: its words are the filter values
+        (as given, as resolved, or another name of them), the collection's name and a few
+        function words ("GRB-109" with ``project=GRB-109``). Ranking by such a query orders a
+        listing by noise and cuts it to a few matches; listing shows every match."""
+        said: set[str] = set(FUNCTION_WORDS)
+        name = name_words(self.spec.name)
+        said |= name | {w.removesuffix("s") for w in name}
+        for value in [*map(str, given.values()), *built.equals.values()]:
+            said |= name_words(value)
+        for field, value in built.equals.items():
+            known = self.keywords.get(field)
+            for other in known.names.get(value, []) if known else []:
+                said |= name_words(other)
+        words = name_words(bounded(query, 2_000))
+        return bool(words) and words <= said
 
     def _locator(self, hit: Hit) -> str:
         """Where in its file a match is: its ``id_field`` value, else its id when a unit is
