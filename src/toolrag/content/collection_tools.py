@@ -237,7 +237,7 @@ class CollectionSearch:
     def _repeats_filters(self, query: str, given: dict[str, Any], built: FieldFilters) -> bool:
         """Whether ``query`` says nothing the filters do not: its words are the filter values
         (as given, as resolved, or another name of them), the collection's name and a few
-        function words ("GRB-109" with ``project=GRB-109``). Ranking by such a query orders a
+        function words ("P-9" with ``site=P-9``). Ranking by such a query orders a
         listing by noise and cuts it to a few matches; listing shows every match."""
         said: set[str] = set(FUNCTION_WORDS)
         name = name_words(self.spec.name)

@@ -5,7 +5,8 @@ its result says which filters were applied and which of them were added; when th
 filters find nothing, the call runs once more as the model wrote it, so a filter read wrongly
 from the question costs a step, never the answer. Calls of write, delete and external tools are
 never completed: the model's arguments for an action are the model's (and a person's, for a
-gated one).
+gated one). A read call's listing comes back with the rows that name the question's
+distinctive words first (:mod:`toolrag.guard.focus`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolrag.guard.executor import ToolGuard
+from toolrag.guard.focus import focus_rows
 from toolrag.guard.grounding.filters import complete_filters
 from toolrag.tools.result import ToolResult
 
@@ -51,11 +53,13 @@ async def call_with_named_filters(
         if plain.success and not plain.empty:
             added = ", ".join(f"{k}={v!r}" for k, v in done.added.items())
             return Narrowed(
-                plain.with_note(
+                focus_rows(question, plain).with_note(
                     f"With {added} (filters the question seems to name) nothing was found: "
                     f"these are the results of {name} as called."
                 ),
                 arguments,
                 steps=2,
             )
-    return Narrowed(result.with_note(done.note()), done.arguments, added=done.added)
+    return Narrowed(
+        focus_rows(question, result).with_note(done.note()), done.arguments, added=done.added
+    )

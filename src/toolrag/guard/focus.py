@@ -1,0 +1,100 @@
+"""The rows of a listing that name what the question asks about, first.
+
+"How many days late was the roof finished at the east site?" is answered by one row of the
+site's twelve tasks. A small model reads the rows it sees first, or the one whose words it
+recalls, and answered with another task's delay. :func:`focus_rows` moves
+the rows that hold the question's distinctive words (words that name at most a third of the
+rows, such as "roof"; not "days", which every row holds) to the front, rarer words counting
+more, keeps every row, and says so in the result's note. Nothing moves when the question asks
+about an order ("the first", "the latest"), when the result was cut, or when the rows that
+match are already first.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from toolrag.tools.result import ToolResult
+
+MIN_ROWS = 4  # a shorter listing is read whole
+MIN_WORD = 4  # shorter question words ("GRB", "for") are not compared
+MAX_SHARE = 1 / 3  # a word named by more of the rows does not tell them apart
+MAX_TEXT = 4_000  # characters of one row compared
+_ORDER = "first last earliest latest next previous oldest newest recent top bottom"
+ORDER_WORDS = frozenset(_ORDER.split())
+_ASKING = """what which when where whom whose many much does were have with from that this there
+their they about into than them will would should could been being each some only also more
+most give show list tell"""
+QUESTION_WORDS = frozenset(_ASKING.split())
+_WORD = re.compile(r"[a-z]+")
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words of ``text``, a plural's final s dropped ("roofs" is "roof")."""
+    out = set()
+    for word in _WORD.findall(text.lower()):
+        if len(word) > MIN_WORD and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        out.add(word)
+    return out
+
+
+def _values(row: Any) -> str:
+    """The text of a row's values, not its keys: "days" names a row whose status says "6
+    days after", not every row with a ``days_after_plan`` field."""
+    if isinstance(row, dict):
+        return " ".join(_values(v) for v in row.values())
+    if isinstance(row, list | tuple):
+        return " ".join(_values(v) for v in row)
+    return "" if row is None else str(row)
+
+
+def _listing(data: Any) -> tuple[list[Any], Callable[[list[Any]], Any]] | None:
+    """The list of JSON objects ``data`` is, or holds under one key (an HTTP body), with how
+    to put a reordered list back; None for anything else (a SQL table's rows keep the order
+    its ``ORDER BY`` gave)."""
+
+    def objects(value: Any) -> bool:
+        return isinstance(value, list) and bool(value) and all(isinstance(r, dict) for r in value)
+
+    if objects(data):
+        return data, lambda rows: rows
+    if isinstance(data, dict):
+        keys = [k for k, v in data.items() if objects(v)]
+        if len(keys) == 1:
+            key = keys[0]
+            return data[key], lambda rows: {**data, key: rows}
+    return None
+
+
+def focus_rows(question: str, result: ToolResult) -> ToolResult:
+    """``result`` with the rows of its listing that name the question's distinctive words
+    first, and a note saying which words moved them; ``result`` itself when nothing moves."""
+    if not result.success or result.truncated or not question:
+        return result
+    found = _listing(result.data)
+    if found is None or len(found[0]) < MIN_ROWS:
+        return result
+    rows, put = found
+    asked = {w for w in _words(question[:2_000]) if len(w) >= MIN_WORD} - QUESTION_WORDS
+    if not asked or asked & ORDER_WORDS:
+        return result
+    named = [_words(_values(row)[:MAX_TEXT]) & asked for row in rows]
+    counts = {w: sum(w in n for n in named) for w in asked}
+    terms = {w for w, c in counts.items() if 0 < c <= len(rows) * MAX_SHARE}
+    if not terms:
+        return result
+    scores = [sum(math.log(len(rows) / counts[w]) for w in n & terms) for n in named]
+    order = sorted(range(len(rows)), key=lambda i: (-scores[i], i))
+    moved = [i for i in order if scores[i] > 0]
+    if order == list(range(len(rows))):
+        return result  # the rows that name them are first already
+    words = sorted({w for i in moved for w in named[i] & terms})
+    note = (
+        f"{len(moved)} of {len(rows)} rows name {', '.join(repr(w) for w in words)} from the "
+        "question: they come first, the rest follow in their order."
+    )
+    return result.model_copy(update={"data": put([rows[i] for i in order])}).with_note(note)
