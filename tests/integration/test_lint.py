@@ -104,6 +104,26 @@ def test_every_parameter_needs_a_description() -> None:
     ]
 
 
+def test_a_description_that_lists_only_some_allowed_values_is_a_warning() -> None:
+    allowed = {"enum": ["passed", "failed", "partial", "scheduled"], "type": "string"}
+    some = {"anyOf": [allowed, {"type": "null"}], "description": "passed, failed or partial."}
+    every = {**allowed, "description": "passed, failed, partial or scheduled (not held yet)."}
+    none = {**allowed, "description": "The inspection's outcome."}
+    findings = [
+        f
+        for spec in (some, every, none)
+        for f in lint_cards([card(parameters={"type": "object", "properties": {"result": spec}})])
+    ]
+    assert [(f.rule, f.severity, f.message) for f in findings] == [
+        (
+            "enum-description",
+            "warning",
+            "Parameter 'result' lists passed, failed, partial in its description but also "
+            "allows scheduled.",
+        )
+    ]
+
+
 @pytest.mark.parametrize("n", [0, 4, 41])
 def test_examples_are_between_5_and_40(n: int) -> None:
     findings = lint_cards([card(examples=[f"weather {i}?" for i in range(n)])])
@@ -147,6 +167,10 @@ def test_the_toolbox_cards_keep_the_contract(sample_settings: Settings, embed: A
     cards = Toolbox(sample_settings).cards()
     findings = lint_cards(cards, embed)
     assert [f for f in findings if f.severity == "error"] == []
-    assert not [f for f in findings if f.rule in ("examples", "duplicate", "verb-prefix")]
+    assert not [
+        f
+        for f in findings
+        if f.rule in ("examples", "duplicate", "verb-prefix", "enum-description")
+    ]
     effects = {c.name: c.side_effect for c in cards}
     assert effects["create_inspection_note"] == "write" and effects["run_sql"] == "read"

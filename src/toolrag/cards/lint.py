@@ -7,6 +7,8 @@ Each finding names the tool, the rule, what is wrong and how to fix it. Rules:
 - ``description``: 3-5 sentences that say what the tool does, when to use it, what it returns
   and what it does not do.
 - ``parameter``: every parameter has a description.
+- ``enum-description``: a parameter's description does not list only some of its allowed
+  values (a model takes the list for all of them).
 - ``examples``: 5-40 example queries (they are part of what retrieval matches).
 - ``duplicate``: two descriptions with embedding cosine >= 0.95 (retrieval cannot tell them
   apart).
@@ -21,7 +23,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -189,6 +191,43 @@ def _lint_parameters(card: ToolCard) -> list[LintFinding]:
     ]
 
 
+def _allowed(spec: Any) -> list[str]:
+    """The values a parameter's schema allows (its ``enum``, or one of its ``anyOf``'s)."""
+    if not isinstance(spec, dict):
+        return []
+    for option in [spec, *(o for o in spec.get("anyOf") or [] if isinstance(o, dict))]:
+        if isinstance(option.get("enum"), list):
+            return [str(v) for v in option["enum"] if v is not None]
+    return []
+
+
+def _lint_enum_descriptions(card: ToolCard) -> list[LintFinding]:
+    """A description that lists some of its parameter's allowed values as if they were all:
+    "passed, failed or partial" for an enum that also allows "scheduled" leads a model to
+    filter a question about what has not happened yet by "failed"."""
+    findings = []
+    props = card.parameters.get("properties") or {}
+    for name, spec in props.items() if isinstance(props, dict) else []:
+        allowed = _allowed(spec)
+        description = str((spec or {}).get("description", "")) if isinstance(spec, dict) else ""
+        words = set(re.findall(r"[\w-]+", description.lower()))
+        named = [v for v in allowed if v.lower() in words]
+        missing = [v for v in allowed if v.lower() not in words]
+        if len(named) >= 2 and missing:
+            findings.append(
+                LintFinding(
+                    tool=card.name,
+                    rule="enum-description",
+                    severity="warning",
+                    message=f"Parameter {name!r} lists {', '.join(named)} in its description "
+                    f"but also allows {', '.join(missing)}.",
+                    fix=f"Name every allowed value of {name!r} in its description, with what "
+                    "each means, or none of them.",
+                )
+            )
+    return findings
+
+
 def _lint_examples(card: ToolCard) -> list[LintFinding]:
     n = len(card.examples)
     if MIN_EXAMPLES <= n <= MAX_EXAMPLES:
@@ -259,6 +298,7 @@ def lint_cards(cards: Sequence[ToolCard], embed: BaseEmbedding | None = None) ->
         if card.deprecated_by:
             continue  # a deprecated card is out of retrieval: only its name and successor matter
         findings += _lint_description(card) + _lint_parameters(card) + _lint_examples(card)
+        findings += _lint_enum_descriptions(card)
     findings += _lint_verbs([c for c in cards if not c.deprecated_by])
     findings += _lint_deprecated(cards)
     if embed is not None:

@@ -271,8 +271,9 @@ def create_app(data_dir: Path, state_path: Path | None = None) -> FastAPI:
         summary="List building inspections, filtered by project, result and date range.",
         description=(
             "Returns inspections with date, type, inspecting authority, result (passed, "
-            "failed, partial) and notes. Use it for questions about inspections, failed "
-            "inspections and re-inspections. It does not return RFIs or weather delays."
+            "failed or partial once held; scheduled or cancelled before) and notes. Use it for "
+            "questions about inspections, failed inspections, re-inspections and inspections "
+            "still to come. It does not return RFIs or weather delays."
         ),
     )
     def list_inspections(
@@ -282,7 +283,13 @@ def create_app(data_dir: Path, state_path: Path | None = None) -> FastAPI:
                 description="Project code (GRB-101) or name (Riverside Medical Office Building)."
             ),
         ] = None,
-        result: Annotated[Result | None, Query(description="passed, failed or partial.")] = None,
+        result: Annotated[
+            Result | None,
+            Query(
+                description="passed, failed or partial (held); scheduled (on the calendar, not "
+                "held yet) or cancelled."
+            ),
+        ] = None,
         since: Annotated[
             dt.date | None, Query(description="Earliest inspection date, YYYY-MM-DD.")
         ] = None,
