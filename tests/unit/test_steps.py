@@ -13,6 +13,18 @@ def test_sub_queries() -> None:
     assert sub_queries("weather in Paris") == []
 
 
+def test_a_question_after_a_comma_is_a_step_when_the_text_before_asks_too() -> None:
+    assert sub_queries(
+        "How long does the slab cure, when is the pour planned, and what does the pump cost?"
+    ) == ["How long does the slab cure", "when is the pour planned", "what does the pump cost?"]
+    # context before the comma asks nothing: one question
+    assert sub_queries("In the supplier's latest bid, what is the price of the glass?") == []
+    assert sub_queries("Between June and December 2025, which drawings were revised?") == []
+    assert sub_queries("Fetch the user with ID 7890, who has a special request") == []
+    # a clause under four words stays with the question before it
+    assert sub_queries("What is the price of the glass, and why?") == []
+
+
 def test_sub_queries_of_a_request_written_in_marked_sentences() -> None:
     # Each sentence opened by a sequence word is a step; the sentences after it that carry its
     # details stay with it, and a bare "and" inside a step joins its details.

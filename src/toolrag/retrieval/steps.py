@@ -24,6 +24,11 @@ _STEP_RE = re.compile(
     r"\s*+(?:;|,?+\s*+\b(?:and then|then|and also|after that)\b)\s*+", re.IGNORECASE
 )
 _AND_RE = re.compile(r"\s*+,?+\s*+\band\b\s*+", re.IGNORECASE)
+# A question asked after a comma ("how long does curing take, when is the pour planned") is a
+# step of its own when what comes before asks something too; "In the bid, what ..." does not.
+_WH = r"(?:what|when|where|which|who|whom|whose|why|how)\b"
+_CLAUSE_RE = re.compile(rf"\s*+,\s*+(?={_WH})", re.IGNORECASE)
+_ASKS_RE = re.compile(rf"\b{_WH}", re.IGNORECASE)
 # A request written as sentences: a sentence ends at . ? or ! before a capital (or a quote or
 # bracket and a capital), and a sentence that opens with a sequence word starts a new step;
 # the sentences after it without one (its figures, its context) belong to that step. "Next"
@@ -72,11 +77,26 @@ def split_steps(query: str, min_words: int = 3) -> tuple[list[str], bool]:
         for step in _STEP_RE.split(query):
             pieces = _AND_RE.split(step)
             if len(pieces) > 1 and all(len(p.split()) >= 4 for p in pieces):
-                parts.extend(pieces)
+                parts.extend(p for piece in pieces for p in _asked_clauses(piece))
             else:
-                parts.append(step)
+                parts.extend(_asked_clauses(step))
     parts = [t for t in map(_trim, parts) if len(t.split()) >= min_words]
     return (parts, marked) if len(parts) > 1 else ([], False)
+
+
+def _asked_clauses(text: str) -> list[str]:
+    """``text`` split before each question that follows a comma ("..., when is ...") when
+    the text before that comma asks something too and every clause has 4+ words."""
+    pieces = _CLAUSE_RE.split(text)
+    if len(pieces) < 2 or not all(len(p.split()) >= 4 for p in pieces):
+        return [text]
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        if _ASKS_RE.search(out[-1]):
+            out.append(piece)
+        else:  # "In the bid, what ...": one question with its context before it
+            out[-1] = f"{out[-1]}, {piece}"
+    return out
 
 
 def _trim(part: str) -> str:
