@@ -183,7 +183,13 @@ def test_an_empty_result_says_where_its_text_values_are(tools: dict[str, Functio
     assert "'lump sum' is not a value of project_type" in wrong_column.suggestion
     assert "projects.contract_type" in wrong_column.suggestion
     capitals = call(tools, "run_sql", sql="SELECT COUNT(*) FROM invoices WHERE status = 'Disputed'")
-    assert capitals.suggestion and "stored as 'disputed' in invoices.status" in capitals.suggestion
+    assert capitals.success and capitals.data["rows"][0][0] > 0  # ran as stored: 'disputed'
+    assert capitals.suggestion and "ran with 'disputed' for 'Disputed'" in capitals.suggestion
+    # stored with other capitals in a column the query did not compare: a hint, no rewrite
+    elsewhere = call(tools, "run_sql", sql="SELECT * FROM projects WHERE name = 'disputed'")
+    assert elsewhere.data["rows"] == [] and "found in invoices.status" in (
+        elsewhere.suggestion or ""
+    )
     # a real zero and a value found nowhere keep the plain hints
     right = call(tools, "run_sql", sql="SELECT COUNT(*) FROM invoices WHERE status = 'disputed'")
     assert right.suggestion is None
@@ -191,21 +197,27 @@ def test_an_empty_result_says_where_its_text_values_are(tools: dict[str, Functio
     assert nowhere.suggestion and "found in" not in nowhere.suggestion
 
 
-def test_an_empty_result_names_the_full_value_a_short_name_stands_for(
+def test_a_short_name_runs_as_the_full_value_it_stands_for(
     tools: dict[str, FunctionTool],
 ) -> None:
     """A name without its legal suffix ("Summit Mechanical" for "Summit Mechanical LLC") is
-    a whole-word part of one stored value: the hint gives the full value. A part of several
-    values ("Center") or a part of a word ("Mechan") names none."""
+    a whole-word part of one stored value: the query runs again with it, and says so. A part
+    of several values ("Center") or a part of a word ("Mechan") names none."""
     sql = (
         "SELECT s.contract_amount FROM subcontracts s JOIN vendors v ON v.vendor_id = s.vendor_id"
         " WHERE s.project_code = 'GRB-106' AND v.name = '{}'"
     )
     short = call(tools, "run_sql", sql=sql.format("Summit Mechanical"))
-    assert short.success and short.data["rows"] == []
-    assert short.suggestion and (
+    assert short.success and short.data["rows"] == [[971350]]  # ran with the full value
+    assert short.suggestion and short.suggestion.startswith(
+        "No row matched as written; ran with 'Summit Mechanical LLC' for 'Summit Mechanical' "
+        "(the stored values): SELECT"
+    )
+    # when the full value finds nothing either, the empty result says where the value is
+    other = call(tools, "run_sql", sql=sql.format("Summit Mechanical").replace("106", "105"))
+    assert other.data["rows"] == [] and (
         "'Summit Mechanical' is stored as 'Summit Mechanical LLC' in vendors.name (its full value)"
-        in short.suggestion
+        in (other.suggestion or "")
     )
     for vague in ("Mechan", "100%_ LLC"):
         result = call(tools, "run_sql", sql=sql.format(vague))

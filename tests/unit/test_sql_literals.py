@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolrag.tools.sql.literals import MAX_LOOKUPS, compared_literals, value_hints
+from toolrag.tools.sql.literals import MAX_LOOKUPS, compared_literals, respell, value_hints
 
 
 def test_compared_literals_reads_equality_in_and_like_without_wildcards() -> None:
@@ -69,3 +69,17 @@ def test_a_value_stored_where_the_query_looked_leaves_reads_for_the_next() -> No
     assert hints == [
         "'Summit Mechanical' is stored as 'Summit Mechanical LLC' in t0.name (its full value)."
     ]
+
+
+def test_respell_puts_the_stored_values_where_the_query_compared_them() -> None:
+    fixes = {("name", "Summit Mechanical"): "Summit Mechanical LLC", ("status", "Open"): "open"}
+    sql = (
+        "SELECT * FROM v WHERE v.name IN ('Summit Mechanical', 'Other') AND 'Open' = v.status "
+        "AND v.city = 'Summit Mechanical' AND v.name LIKE 'Summit Mechanical%'"
+    )
+    assert respell(sql, fixes) == (
+        "SELECT * FROM v WHERE v.name IN ('Summit Mechanical LLC', 'Other') AND 'open' = "
+        "v.status AND v.city = 'Summit Mechanical' AND v.name LIKE 'Summit Mechanical%'"
+    )  # only in the column it was found in; a LIKE pattern is the model's own
+    assert respell("SELECT * FROM v WHERE v.name = 'Nobody'", fixes) is None
+    assert respell("SELEC nonsense ((", fixes) is None

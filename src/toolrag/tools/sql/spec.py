@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
 from toolrag.errors import ConfigError
+from toolrag.text import bounded
 from toolrag.tools.base import GuardedToolSpec, call_validated
 from toolrag.tools.result import ErrorCode, Source, ToolResult
 from toolrag.tools.sql.db import (
@@ -45,7 +46,7 @@ from toolrag.tools.sql.db import (
 )
 from toolrag.tools.sql.guard import CheckedSQL, SelectGuard, SQLRejected
 from toolrag.tools.sql.labels import LabelMap, column_sources, plan_labels, reflect_labels
-from toolrag.tools.sql.literals import compared_literals, value_hints
+from toolrag.tools.sql.literals import ValueLookup, compared_literals, look_up_values, respell
 
 DEFAULT_LIMIT = 50
 log = logging.getLogger(__name__)
@@ -251,8 +252,15 @@ class SQLToolSpec(GuardedToolSpec):
         return self.execute(sql, limit)
 
     # --- shared by run_sql and the query tool ---------------------------------------------------
-    def execute(self, sql: str, limit: int = DEFAULT_LIMIT) -> ToolResult:
-        """The guarded path: parse check, read-only run with timeout, row cap, errors."""
+    def execute(
+        self, sql: str, limit: int = DEFAULT_LIMIT, respell_values: bool = True
+    ) -> ToolResult:
+        """The guarded path: parse check, read-only run with timeout, row cap, errors.
+
+        A query that finds nothing because it compared a column with a value stored there
+        with other capitals or as a longer name ("Summit Mechanical" for "Summit Mechanical
+        LLC", the one value holding those words) runs once more with the stored values
+        (``respell_values``), through the same checks; its result says what ran instead."""
         if limit < 1:
             return ToolResult.fail(
                 ErrorCode.INVALID_ARGUMENT,
@@ -297,7 +305,11 @@ class SQLToolSpec(GuardedToolSpec):
         if rows.truncated:
             suggestion = "More rows exist: aggregate or filter, or raise limit."
         elif not rows.rows or all(v is None for r in rows.rows for v in r):
-            hints = self._value_hints(checked.sql, checked.tables)
+            lookup = self._look_up_values(checked.sql, checked.tables)
+            again = self._respelled(checked.sql, lookup, limit) if respell_values else None
+            if again is not None:
+                return again
+            hints = lookup.hints
             suggestion = (
                 "Nothing matched. "
                 + (" ".join(hints) + " Filter on that column and query again." if hints else
@@ -306,7 +318,11 @@ class SQLToolSpec(GuardedToolSpec):
             )  # fmt: skip
         elif len(rows.rows) == 1 and all(v in (None, 0) for v in rows.rows[0]):
             # a count or sum of 0 may be a filter value looked for in the wrong column
-            hints = self._value_hints(checked.sql, checked.tables)
+            lookup = self._look_up_values(checked.sql, checked.tables)
+            again = self._respelled(checked.sql, lookup, limit) if respell_values else None
+            if again is not None:
+                return again
+            hints = lookup.hints
             if hints:
                 suggestion = (
                     "No row matched. " + " ".join(hints) + " Filter on that column and query again."
@@ -406,12 +422,30 @@ class SQLToolSpec(GuardedToolSpec):
             suggestion=f"Use one of these tables: {', '.join(self.tables)}.",
         )
 
-    def _value_hints(self, sql: str, tables: list[str]) -> list[str]:
+    def _respelled(self, sql: str, lookup: ValueLookup, limit: int) -> ToolResult | None:
+        """The result of ``sql`` run with the stored spellings ``lookup`` found, when it finds
+        rows; None otherwise (the empty result keeps its hints)."""
+        if not lookup.respelled:
+            return None
+        fixed = respell(sql, lookup.respelled, self._sqlglot_dialect())
+        if fixed is None:
+            return None
+        result = self.execute(fixed, limit, respell_values=False)
+        rows = result.data.get("rows") if result.success and isinstance(result.data, dict) else []
+        if not rows or all(v in (None, 0) for row in rows for v in row):
+            return None  # nothing, or a count or sum of 0, with the stored values too
+        swaps = ", ".join(f"'{s}' for '{v}'" for (_, v), s in lookup.respelled.items())
+        ran = bounded(fixed, 600)
+        return result.with_note(
+            f"No row matched as written; ran with {swaps} (the stored values): {ran}"
+        )
+
+    def _look_up_values(self, sql: str, tables: list[str]) -> ValueLookup:
         """Where the text values an empty query compared are (:mod:`.literals`), among the
         text columns of the tables it reads, then of the other allowed tables."""
         pairs = compared_literals(sql, self._sqlglot_dialect())
         if not pairs:
-            return []
+            return ValueLookup()
         text: dict[str, list[str]] = {}
         try:
             for table in [*(t for t in tables if t in self.tables), *self.tables]:
@@ -422,8 +456,8 @@ class SQLToolSpec(GuardedToolSpec):
                         if any(k in str(c["type"]).upper() for k in ("TEXT", "CHAR", "STRING"))
                     ]
         except SQLAlchemyError:
-            return []
-        return value_hints(pairs, text, self.db.find_value)
+            return ValueLookup()
+        return look_up_values(pairs, text, self.db.find_value)
 
     def _suggest(self, error: str, tables: list[str]) -> str:
         low = error.lower()
