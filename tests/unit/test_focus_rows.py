@@ -36,6 +36,9 @@ def test_the_row_a_question_names_comes_first_and_every_row_stays() -> None:
     assert titles[2:] == [t for t, _, _ in MILESTONES if t not in titles[:2]]  # their order
     assert result.suggestion is not None
     assert "2 of 7 rows name 'late', 'roofing'" in result.suggestion
+    # both name one rare word each: both are repeated at the end, where a small model reads
+    assert 'naming most of them: {"doc_id":"M-4","title":"Roofing complete"' in result.suggestion
+    assert '; {"doc_id":"M-5","title":"Balcony waterproofing"' in result.suggestion
     assert result.suggestion.endswith("Filters applied.")
 
 

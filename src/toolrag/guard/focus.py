@@ -5,24 +5,29 @@ site's twelve tasks. A small model reads the rows it sees first, or the one whos
 recalls, and answered with another task's delay. :func:`focus_rows` moves
 the rows that hold the question's distinctive words (words that name at most a third of the
 rows, such as "roof"; not "days", which every row holds) to the front, rarer words counting
-more, keeps every row, and says so in the result's note. Nothing moves when the question asks
-about an order ("the first", "the latest"), when the result was cut, or when the rows that
-match are already first.
+more, keeps every row, and says so in the result's note, where the one or two rows naming
+them best are repeated: a small model reads the end of a long result best. Nothing moves
+when the question asks about an order ("the first", "the latest"), when the result was cut,
+or when the rows that match are already first.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
 from typing import Any
 
+from toolrag.text import bounded
 from toolrag.tools.result import ToolResult
 
 MIN_ROWS = 4  # a shorter listing is read whole
 MIN_WORD = 4  # shorter question words ("GRB", "for") are not compared
 MAX_SHARE = 1 / 3  # a word named by more of the rows does not tell them apart
 MAX_TEXT = 4_000  # characters of one row compared
+MAX_REPEATED = 2  # rows that name the question best, repeated in the note
+REPEATED_CHARS = 400  # of each repeated row
 _ORDER = "first last earliest latest next previous oldest newest recent top bottom"
 ORDER_WORDS = frozenset(_ORDER.split())
 _ASKING = """what which when where whom whose many much does were have with from that this there
@@ -97,4 +102,12 @@ def focus_rows(question: str, result: ToolResult) -> ToolResult:
         f"{len(moved)} of {len(rows)} rows name {', '.join(repr(w) for w in words)} from the "
         "question: they come first, the rest follow in their order."
     )
+    best = [i for i in moved if scores[i] == scores[moved[0]]]
+    if len(best) <= MAX_REPEATED:  # again last, where a small model reads best
+        shown = "; ".join(bounded(_compact(rows[i]), REPEATED_CHARS) for i in best)
+        note += f" The {'row' if len(best) == 1 else 'rows'} naming most of them: {shown}"
     return result.model_copy(update={"data": put([rows[i] for i in order])}).with_note(note)
+
+
+def _compact(row: Any) -> str:
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":"), default=str)
