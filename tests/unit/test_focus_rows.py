@@ -56,11 +56,14 @@ def test_nothing_moves_without_a_distinctive_word_or_when_order_is_asked() -> No
         "Which milestones are complete?",  # most rows: tells none apart
         "What is the latest status of roofing?",  # the order is the question's
         "Tell me about concrete",  # names no row
-        "How was mobilization?",  # the row is first already
     ]
     for question in unchanged:
         result = ToolResult.ok(_rows())
         assert focus_rows(question, result) is result, question
+    first = focus_rows("How was mobilization?", ToolResult.ok(_rows()))
+    assert first.data == _rows() and first.suggestion is not None  # first already: repeated
+    assert first.suggestion.startswith("1 of 7 rows name 'mobilization' from the question: they")
+    assert 'naming most of them: {"doc_id":"M-0","title":"Mobilization"' in first.suggestion
     short = ToolResult.ok(rows[:3])
     assert focus_rows("roofing", short) is short  # three rows are read whole
     table = ToolResult.ok({"columns": ["title"], "rows": [[t] for t, _, _ in MILESTONES]})

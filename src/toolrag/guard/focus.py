@@ -7,8 +7,7 @@ the rows that hold the question's distinctive words (words that name at most a t
 rows, such as "roof"; not "days", which every row holds) to the front, rarer words counting
 more, keeps every row, and says so in the result's note, where the one or two rows naming
 them best are repeated: a small model reads the end of a long result best. Nothing moves
-when the question asks about an order ("the first", "the latest"), when the result was cut,
-or when the rows that match are already first.
+when the question asks about an order ("the first", "the latest") or when the result was cut.
 """
 
 from __future__ import annotations
@@ -95,13 +94,12 @@ def focus_rows(question: str, result: ToolResult) -> ToolResult:
     scores = [sum(math.log(len(rows) / counts[w]) for w in n & terms) for n in named]
     order = sorted(range(len(rows)), key=lambda i: (-scores[i], i))
     moved = [i for i in order if scores[i] > 0]
-    if order == list(range(len(rows))):
-        return result  # the rows that name them are first already
     words = sorted({w for i in moved for w in named[i] & terms})
-    note = (
-        f"{len(moved)} of {len(rows)} rows name {', '.join(repr(w) for w in words)} from the "
-        "question: they come first, the rest follow in their order."
-    )
+    note = f"{len(moved)} of {len(rows)} rows name {', '.join(repr(w) for w in words)} from the "
+    if order == list(range(len(rows))):
+        note += "question: they are first."
+    else:
+        note += "question: they come first, the rest follow in their order."
     best = [i for i in moved if scores[i] == scores[moved[0]]]
     if len(best) <= MAX_REPEATED:  # again last, where a small model reads best
         shown = "; ".join(bounded(_compact(rows[i]), REPEATED_CHARS) for i in best)
