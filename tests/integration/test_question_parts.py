@@ -124,3 +124,18 @@ def test_an_answer_after_a_loop_is_read_from_every_result_that_found_data() -> N
     assert prompt.count("get_site_status:") == 1 and "get_project_schedule:" in prompt
     # a figure no result holds is not taken
     assert asyncio.run(answer_from_result(llm, question, site, plan)) is None
+
+
+def test_an_answer_after_a_loop_reads_the_whole_result_not_the_traces_cut() -> None:
+    """The trace keeps 600 characters of a result; the answer read after a loop reads what
+    the model read, whole: the twelfth row of a listing is past any 600-character cut."""
+    rows = [{"id": f"M-{n:02}", "title": f"Milestone {n}", "days_late": n} for n in range(12)]
+    whole = json.dumps({"success": True, "data": rows})
+    step = TraceStep(step=1, tool="get_schedule", arguments={}, success=True,
+                     observation=whole[:600]).keep_read(whole)  # fmt: skip
+    assert step.observation != whole and step.read_text() == whole
+    assert "_read" not in step.model_dump() and whole not in step.model_dump_json()
+    llm = ScriptedLLM(["Milestone 11 was 11 days late."])
+    question = "How many days late was milestone 11?"
+    assert asyncio.run(answer_from_result(llm, question, step)) == "Milestone 11 was 11 days late."
+    assert '"id": "M-11"' in (llm.prompts[0][-1].content or "")

@@ -23,6 +23,14 @@ def test_a_question_after_a_comma_is_a_step_when_the_text_before_asks_too() -> N
     assert sub_queries("Fetch the user with ID 7890, who has a special request") == []
     # a clause under four words stays with the question before it
     assert sub_queries("What is the price of the glass, and why?") == []
+    # "and by how many days?" asks a detail of the question before it: one question
+    assert sub_queries("Did the roof framing finish early or late, and by how many days?") == []
+    assert (
+        sub_queries(
+            "Which crew poured the slab at the east site, and in which month was it poured?"
+        )
+        == []
+    )
 
 
 def test_sub_queries_of_a_request_written_in_marked_sentences() -> None:

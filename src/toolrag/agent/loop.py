@@ -32,7 +32,7 @@ from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.objects.base import ObjectRetriever
 from llama_index.core.tools import BaseTool
 from llama_index.core.workflow import Context
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 from workflows.events import HumanResponseEvent, InputRequiredEvent
 
 from toolrag.errors import ConfigError, ContextOverflowError
@@ -136,6 +136,17 @@ class TraceStep(BaseModel):
     empty: bool = Field(False, description="The call worked but found nothing.")
     observation: str = Field("", description="What the model read back (truncated).")
     seconds: float = 0.0
+    _read: str = PrivateAttr("")  # what the model read back, whole: not part of the trace
+
+    def read_text(self) -> str:
+        """What the model read back, whole (the observation when that was not kept)."""
+        return self._read or self.observation
+
+    def keep_read(self, text: str) -> TraceStep:
+        """This step, keeping ``text``, the result the model read, whole, for a later read
+        of the answer from it (:func:`answer_from_result`)."""
+        self._read = text
+        return self
 
 
 REPAIR_PROMPT = (
@@ -250,18 +261,18 @@ async def answer_from_result(
     steps, when several found data: a question of several parts) by one tool-free completion,
     or None when the reply is not a plain answer (a tool call, a ReAct fragment, JSON) or
     gives a figure the results and the question do not hold."""
-    steps = list({s.observation: s for s in (step, *more)}.values())  # repeats once
+    steps = list({s.read_text(): s for s in (step, *more)}.values())  # repeats once
     share = FROM_RESULT_CHARS // len(steps)
     if len(steps) == 1:
         prompt = FROM_RESULT_PROMPT.format(
-            result=fence(step.observation[:FROM_RESULT_CHARS]), question=question
+            result=fence(steps[0].read_text()[:FROM_RESULT_CHARS]), question=question
         )
     else:
         prompt = FROM_RESULTS_PROMPT.format(
-            results="\n".join(f"{s.tool}:\n{fence(s.observation[:share])}" for s in steps),
+            results="\n".join(f"{s.tool}:\n{fence(s.read_text()[:share])}" for s in steps),
             question=question,
         )
-    observations = "\n".join(s.observation for s in steps)
+    observations = "\n".join(s.read_text() for s in steps)
     try:
         text = str((await llm.acomplete(prompt)).text or "").strip()
     except Exception as exc:  # the model or its server failed: keep the explanation
@@ -463,7 +474,7 @@ def _collect(
                     time.perf_counter() - call_started.get(event.tool_id, time.perf_counter()),
                     4,
                 ),
-            )
+            ).keep_read(content)
         )
         step = answer.trace[-1]
         emit(

@@ -224,8 +224,8 @@ async def ask_routed(
                     error_code=result.error_code.value if result.error_code else None,
                     recoverable=result.recoverable,
                     empty=result.empty,
-                    observation=rendered[:600],
-                )
+                    observation=result.render(max_chars=600),
+                ).keep_read(rendered)
             )
             emit(
                 "tool_result",

@@ -29,6 +29,10 @@ _AND_RE = re.compile(r"\s*+,?+\s*+\band\b\s*+", re.IGNORECASE)
 _WH = r"(?:what|when|where|which|who|whom|whose|why|how)\b"
 _CLAUSE_RE = re.compile(rf"\s*+,\s*+(?={_WH})", re.IGNORECASE)
 _ASKS_RE = re.compile(rf"\b{_WH}", re.IGNORECASE)
+# "..., and by how many days?" asks for a detail of the question before it, not a new step
+_DETAIL_RE = re.compile(
+    rf"^(?:by|for|in|on|at|to|from|of|with|since|until|after|before)\s++{_WH}", re.IGNORECASE
+)
 # A request written as sentences: a sentence ends at . ? or ! before a capital (or a quote or
 # bracket and a capital), and a sentence that opens with a sequence word starts a new step;
 # the sentences after it without one (its figures, its context) belong to that step. "Next"
@@ -75,13 +79,25 @@ def split_steps(query: str, min_words: int = 3) -> tuple[list[str], bool]:
         parts = [step for group in groups for step in _STEP_RE.split(group)]
     else:
         for step in _STEP_RE.split(query):
-            pieces = _AND_RE.split(step)
+            pieces = _joined_details(_AND_RE.split(step))
             if len(pieces) > 1 and all(len(p.split()) >= 4 for p in pieces):
                 parts.extend(p for piece in pieces for p in _asked_clauses(piece))
             else:
                 parts.extend(_asked_clauses(step))
     parts = [t for t in map(_trim, parts) if len(t.split()) >= min_words]
     return (parts, marked) if len(parts) > 1 else ([], False)
+
+
+def _joined_details(pieces: list[str]) -> list[str]:
+    """``pieces`` with each one that asks for a detail of the one before it ("by how many
+    days?", "in which month?") joined back to it."""
+    out: list[str] = []
+    for piece in pieces:
+        if out and _DETAIL_RE.match(piece):
+            out[-1] = f"{out[-1]} and {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def _asked_clauses(text: str) -> list[str]:
