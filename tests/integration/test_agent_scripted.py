@@ -145,7 +145,8 @@ def test_an_answer_read_from_a_loop_with_a_figure_the_result_lacks_is_refused(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:
     same = react("get_project_schedule", {"project": "GRB-107", "query": "substantial completion"})
-    tb = toolbox_factory([same, same, same, "The hotel has lost 45 working days to weather."])
+    # 733 is no figure of the result nor a span between its dates (45 is: a task's start to finish)
+    tb = toolbox_factory([same, same, same, "The hotel has lost 733 working days to weather."])
     answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
     assert answer.loops_stopped == 2
     assert answer.answer.startswith("I stopped: get_project_schedule was called again")
@@ -176,7 +177,7 @@ def test_data_found_then_unreadable_replies_is_answered_from_the_result(
     last = tb.llm.prompts[-1][-1].content or ""  # type: ignore[attr-defined]
     assert "from this tool result only" in last and "2027-01-29" in last
     # a read with a figure the result lacks is refused: the explanation stays
-    guess = "The hotel has lost 45 working days to weather."
+    guess = "The hotel has lost 733 working days to weather."
     tb = toolbox_factory([call, "%%% ???", "%%% ???", guess])
     answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
     assert answer.answer.startswith("I could not answer: the model's replies could not be read")

@@ -230,7 +230,7 @@ def test_a_value_outside_the_listed_ones_is_fitted_and_said(
     (spelled,) = tb.ask("Which change orders are about the apparatus bay door?").trace
     assert spelled.success and spelled.ran_with is not None
     assert spelled.ran_with["document_type"] == "change_order"
-    assert set(re.findall(r'"document_type":"(\w+)"', spelled.observation)) == {"change_order"}
+    assert set(re.findall(r'"document_type":"(\w+)"', spelled.read_text())) == {"change_order"}
 
 
 def test_an_id_the_question_gives_by_a_known_name_is_grounded(

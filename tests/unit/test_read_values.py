@@ -56,3 +56,18 @@ def test_unread_figures_are_the_answers_figures_no_result_holds() -> None:
     assert unread_figures("It was 177 days.", "", read) == ["177"]
     # a figure the question gives is read
     assert unread_figures("Yes, 240,000 is right.", "Is it 240000?", "") == []
+
+
+def test_only_dates_read_close_together_or_given_by_the_question_make_a_span() -> None:
+    """A row's plan and actual dates make its delay; two rows far apart in a long listing do
+    not, or any count of days would pass as read."""
+    rows = [
+        f'{{"task": "T{n}", "planned": "2024-0{n}-01", "actual": "2025-0{n}-01"}}'
+        for n in range(1, 10)
+    ]
+    listing = ("x" * 500).join(rows)
+    assert unread_figures("T5 was 365 days late.", "How late was T5?", listing) == []
+    # 2024-01-01 to 2025-09-01 is 609 days: those dates are 4,000 characters apart
+    assert unread_figures("It took 609 days.", "How long from T1 to T9?", listing) == ["609"]
+    # a date the question gives spans to any date read
+    assert unread_figures("It took 609 days.", "How long from 2024-01-01 to T9?", listing) == []

@@ -34,7 +34,10 @@ _WORDS_DATE = re.compile(
 )
 SMALL = 31  # a count of days or items this small needs no source
 MAX_SEEN_CHARS = 200_000  # of what the run has read, the latest part is scanned
-MAX_DATES = 120  # distinct dates read whose differences count as read (7,140 pairs)
+MAX_DATES = 120  # distinct dates read, compared with each date the question gives
+NEAR_CHARS = 400  # two dates read this close (one row's plan and actual) may make a span
+MAX_READ_DATES = 5_000  # dates read that start a span
+MAX_NEAR_DATES = 8  # the dates after one that it may span
 
 
 def _numbers(text: str) -> set[float]:
@@ -50,6 +53,29 @@ def _dates(text: str) -> set[date]:
         with contextlib.suppress(ValueError):
             found.add(date(int(y), _MONTHS[mon], int(d)))
     return found
+
+
+def _day_spans(asked: list[date], read: str) -> set[float]:
+    """The days between two dates that may make one figure: two dates read within
+    ``NEAR_CHARS`` of each other (a row's plan and actual dates), or a date the question gives
+    and one read. Any two dates of a long listing would make almost any count of days."""
+    dated: list[tuple[int, date]] = []
+    for m in _ISO.finditer(read):
+        with contextlib.suppress(ValueError):
+            dated.append((m.start(), date(int(m[1]), int(m[2]), int(m[3]))))
+    for m in _WORDS_DATE.finditer(read.lower()):
+        with contextlib.suppress(ValueError):
+            dated.append((m.start(), date(int(m[3]), _MONTHS[m[1]], int(m[2]))))
+    dated.sort()
+    spans: set[float] = set()
+    for n, (at, day) in enumerate(dated[:MAX_READ_DATES]):
+        for later, other in dated[n + 1 : n + 1 + MAX_NEAR_DATES]:
+            if later - at > NEAR_CHARS:
+                break
+            spans.add(float(abs((day - other).days)))
+    days = sorted({d for _, d in dated})[:MAX_DATES]
+    spans |= {float(abs((a - b).days)) for a in asked for b in [*asked, *days]}
+    return spans
 
 
 def _values(value: Any) -> Iterable[Any]:
@@ -99,12 +125,12 @@ def unread_figures(answer: str, question: str, seen: str) -> list[str]:
     """The figures in ``answer`` (amounts, counts, rates) above ``SMALL`` that neither the
     question nor what the run read (``seen``: the tool results) holds, compared by value, as
     the answer writes them. Parts of ids and dates are not figures; years (1900-2100) are left
-    out too, since a date the results hold may be written in words. The days between any two
-    dates read count as read (a delay worked out from a plan and an actual date)."""
-    text = question[:MAX_CHARS] + "\n" + seen[-MAX_SEEN_CHARS:]
-    numbers = _numbers(text)
-    days = sorted(_dates(text))[:MAX_DATES]  # the days between two dates read count as read
-    numbers |= {float(abs((a - b).days)) for n, a in enumerate(days) for b in days[n + 1 :]}
+    out too, since a date the results hold may be written in words. The days between two dates
+    read close together (a delay worked out from a row's plan and actual dates), or between a
+    date the question gives and one read, count as read (:func:`_day_spans`)."""
+    read = seen[-MAX_SEEN_CHARS:]
+    numbers = _numbers(question[:MAX_CHARS] + "\n" + read)
+    numbers |= _day_spans(sorted(_dates(question[:MAX_CHARS]))[:MAX_DATES], read)
     unread = []
     for match in _FIGURE.finditer(answer[:MAX_CHARS]):
         value = abs(float(match.group(1).replace(",", "")))
