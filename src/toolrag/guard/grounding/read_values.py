@@ -44,29 +44,27 @@ def _numbers(text: str) -> set[float]:
     return {abs(float(n.replace(",", ""))) for n in _NUMBER.findall(text)}
 
 
+def _dated(text: str) -> list[tuple[int, date]]:
+    """Each date ``text`` holds (ISO or "March 3, 2026"), with where it starts, in order."""
+    found: list[tuple[int, date]] = []
+    for m in _ISO.finditer(text):
+        with contextlib.suppress(ValueError):
+            found.append((m.start(), date(int(m[1]), int(m[2]), int(m[3]))))
+    for m in _WORDS_DATE.finditer(text.lower()):
+        with contextlib.suppress(ValueError):
+            found.append((m.start(), date(int(m[3]), _MONTHS[m[1]], int(m[2]))))
+    return sorted(found)
+
+
 def _dates(text: str) -> set[date]:
-    found = set()
-    for y, m, d in _ISO.findall(text):
-        with contextlib.suppress(ValueError):
-            found.add(date(int(y), int(m), int(d)))
-    for mon, d, y in _WORDS_DATE.findall(text.lower()):
-        with contextlib.suppress(ValueError):
-            found.add(date(int(y), _MONTHS[mon], int(d)))
-    return found
+    return {d for _, d in _dated(text)}
 
 
 def _day_spans(asked: list[date], read: str) -> set[float]:
     """The days between two dates that may make one figure: two dates read within
     ``NEAR_CHARS`` of each other (a row's plan and actual dates), or a date the question gives
     and one read. Any two dates of a long listing would make almost any count of days."""
-    dated: list[tuple[int, date]] = []
-    for m in _ISO.finditer(read):
-        with contextlib.suppress(ValueError):
-            dated.append((m.start(), date(int(m[1]), int(m[2]), int(m[3]))))
-    for m in _WORDS_DATE.finditer(read.lower()):
-        with contextlib.suppress(ValueError):
-            dated.append((m.start(), date(int(m[3]), _MONTHS[m[1]], int(m[2]))))
-    dated.sort()
+    dated = _dated(read)
     spans: set[float] = set()
     for n, (at, day) in enumerate(dated[:MAX_READ_DATES]):
         for later, other in dated[n + 1 : n + 1 + MAX_NEAR_DATES]:
