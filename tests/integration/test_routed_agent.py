@@ -186,8 +186,8 @@ def test_a_call_written_in_the_routers_form_runs_as_the_tool_it_names(
         )
     )
     answer = tb.ask("When is substantial completion planned for GRB-107 and for GRB-101?")
-    step = answer.trace[1]
-    assert step.tool == "call_tools" and step.success
+    step = answer.trace[1]  # the trace records the tool that ran, with its arguments
+    assert step.tool == SCHEDULE and step.arguments == wrapped["arguments"] and step.success
     assert "2026-06-30" in step.observation and "Ran as get_project_schedule" in step.observation
     # a made-up name with no offered tool inside is still UNKNOWN_TOOL
     tb = _routed(
@@ -202,3 +202,89 @@ def test_a_call_written_in_the_routers_form_runs_as_the_tool_it_names(
     )
     answer = tb.ask("When is substantial completion planned for GRB-107?")
     assert answer.trace[1].error_code == "UNKNOWN_TOOL"
+
+
+def test_a_made_up_one_word_action_runs_as_the_one_tool_its_arguments_fit(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """``Action: call`` (a bare word, not a tool name) with arguments only one tool takes runs
+    as that tool; with arguments several tools take, it is UNKNOWN_TOOL naming them."""
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-107"}}]}  # fmt: skip
+    sheets = {"discipline": "structural", "project": "GRB-107"}  # only one tool takes both
+    tb = _routed(
+        toolbox_factory(
+            [
+                json.dumps(decision),
+                react("call", sheets, thought="I also need the structural sheets."),
+                final("Planned for 2027-01-29; the structural sheets are S-101 and S-201."),
+            ]
+        )
+    )
+    answer = tb.ask(
+        "When is substantial completion planned for GRB-107, and which structural sheets "
+        "does it have?"
+    )
+    step = answer.trace[1]
+    assert (step.tool, step.arguments, step.success) == ("search_blueprints", sheets, True)
+    assert "Ran as search_blueprints: there is no tool named 'call'" in step.observation
+    tb = _routed(
+        toolbox_factory(
+            [
+                json.dumps(decision),
+                react("call", {"project": "GRB-107"}),  # many tools take a project
+                final("Planned for 2027-01-29."),
+                final("Planned for 2027-01-29."),  # the repair turn after an error
+            ]
+        )
+    )
+    answer = tb.ask("When is substantial completion planned for GRB-107?")
+    step = answer.trace[1]
+    assert step.tool == "call" and step.error_code == "UNKNOWN_TOOL"
+    assert "The tools that take these arguments:" in step.observation
+    assert SCHEDULE in step.observation
+
+
+def test_repeating_the_routers_call_is_a_loop_at_once(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """The agent calls again what the router's call already found: the first repeat stops
+    the run and asks for the answer from that result; a second repeat gets the answer read
+    from it with no tools."""
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-107"}}]}  # fmt: skip
+    again = react(SCHEDULE, {"project": "GRB-107"}, thought="Let me look again.")
+    read = "Substantial completion of the Summit Ridge Hotel is planned for 2027-01-29."
+    tb = _routed(toolbox_factory([json.dumps(decision), again, again, read]))
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert [s.tool for s in answer.trace] == [SCHEDULE] * 3
+    assert answer.loops_stopped == 2 and answer.answer == read
+    prompts = tb.llm.prompts  # type: ignore[attr-defined]
+    assert "got the same result" in (prompts[2][-1].content or "")  # asked after one repeat
+    assert "from this tool result only" in (prompts[3][-1].content or "")
+
+
+def test_a_failed_side_trip_after_data_is_answered_from_the_data(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """The router's call found the schedule; the agent then calls another tool wrongly and
+    answers about that failure: it is asked to answer from the data it has, and that answer
+    is kept."""
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-107"}}]}  # fmt: skip
+    tb = _routed(
+        toolbox_factory(
+            [
+                json.dumps(decision),
+                react("get_site_status", {"site": "hotel"}, thought="Check the site too."),
+                final("The site status is not available."),
+                final("Substantial completion is planned for 2027-01-29."),
+            ]
+        )
+    )
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert [s.success for s in answer.trace] == [True, False] and answer.repairs == 1
+    assert answer.answer == "Substantial completion is planned for 2027-01-29."
+    asked = tb.llm.prompts[-1][-1].content or ""  # type: ignore[attr-defined]
+    assert "The last call, get_site_status, failed" in asked
+    assert f"Your calls of {SCHEDULE} found data" in asked

@@ -170,6 +170,13 @@ PARTS_PROMPT = (
     "could not find: {question}"
 )
 
+FOUND_PROMPT = (
+    "The last call, {tool}, failed: {observation}\n"
+    "Your calls of {found} found data. If their results answer the question, answer from them "
+    "now (Thought, then Answer); if they do not, fix the failed call as its suggestion says or "
+    "call another tool. The question: {question}"
+)
+
 FIGURES_PROMPT = (
     "Your answer gives {figures}, which no tool result shows. Answer again from the tool "
     "results only: if a figure is a total or a difference you worked out, get it with a tool "
@@ -239,18 +246,22 @@ def readable(text: str) -> bool:
     return re.search(r"\w", text) is not None  # "12" and "Yes." are answers; "%%% ???" is not
 
 
-def repeated_call(trace: Sequence[TraceStep]) -> TraceStep | None:
-    """The last step when it repeats an earlier one: same tool, arguments and result."""
-    if len(trace) < 2:
+def _outcome(step: TraceStep) -> tuple[Any, ...]:
+    """What a call was and what it got, for telling a repeat: the tool, the arguments it was
+    given and ran with, and whether it worked, found something, or failed with which code."""
+    return (step.tool, step.arguments, step.ran_with, step.success, step.empty, step.error_code)
+
+
+def repeated_call(trace: Sequence[TraceStep], prior: Sequence[TraceStep] = ()) -> TraceStep | None:
+    """The last step of ``trace`` when it repeats an earlier step of ``trace`` or of ``prior``
+    (the router's calls, whose results the model read first): the same tool and arguments
+    with the same outcome. Within one run a read call's result does not change, and a write's
+    repeat gets its stored result, so the same call and outcome is the same result."""
+    if not trace:
         return None
     last = trace[-1]
-    for step in trace[:-1]:
-        if (step.tool, step.arguments, step.observation) == (
-            last.tool,
-            last.arguments,
-            last.observation,
-        ):
-            return last
+    if any(_outcome(step) == _outcome(last) for step in (*prior, *trace[:-1])):
+        return last
     return None
 
 
@@ -449,16 +460,19 @@ def _collect(
         content = str(event.tool_output.content or "")
         if read is not None:
             read.append(content)
+        # a call to a made-up name that ran as the tool it meant is that tool's call
+        name = (result.ran_as if result else None) or event.tool_name
+        arguments = (result.ran_as_arguments if result else None) or event.tool_kwargs
         if remember is not None:  # the next steps keep this tool available (sticky set)
-            remember(event.tool_name)
+            remember(name)
         answer.trace.append(
             TraceStep(
                 step=len(answer.trace) + 1,
-                tool=event.tool_name,
+                tool=name,
                 tools_offered=list(
                     dict.fromkeys([*answer.tools_offered, *(s.tool for s in answer.trace)])
                 ),
-                arguments=dict(event.tool_kwargs or {}),
+                arguments=dict(arguments or {}),
                 ran_with=result.ran_with if result else None,
                 success=result.success if result else not event.tool_output.is_error,
                 error_code=(
@@ -567,7 +581,10 @@ async def run_agent(
 
     When the model stops right after a recoverable tool error, its answer only relays the
     last tool's hint, or its only call found nothing (a small model's habits), it is asked
-    once more, with the same memory, to fix the call or try another tool, and answer.
+    once more, with the same memory, to fix the call or try another tool, and answer. When
+    the failed call was a side trip to another tool after calls that found data, it is asked
+    to answer from that data (or fix the call); that answer replaces the first when it gives
+    no figure the results lack.
 
     A question longer than ``MAX_QUERY_CHARS`` (:mod:`toolrag.text`) is cut to that length,
     with a warning logged (:meth:`toolrag.toolbox.Toolbox.aask` refuses one before it gets here).
@@ -605,6 +622,7 @@ async def run_agent(
     read: list[str] = [str(getattr(s, "observation", "")) for s in reasoning]
     figures_asked: list[str] = []  # the unread figures one more turn was asked to fix
     unreadable_end = False  # the run ended on replies that could not be read
+    from_found = False  # one more turn was asked to answer from the data found so far
     unreadable_replies: set[str] = set()  # the replies the ReAct parser could not read
     for attempt in range(max_repairs + 1 + bool(parts)):
         ctx = None
@@ -623,7 +641,9 @@ async def run_agent(
                     handler.ctx.send_event(HumanResponseEvent(response="yes" if yes else "no"))
                     continue
                 _collect(event, answer, call_started, seen_sources, remember, read)
-                if isinstance(event, ToolCallResult) and (looped := repeated_call(answer.trace)):
+                if isinstance(event, ToolCallResult) and (
+                    looped := repeated_call(answer.trace, prior)
+                ):
                     await handler.cancel_run()  # a loop: the model would repeat it to the cap
                     break
                 if isinstance(event, AgentOutput) and event.retry_messages:
@@ -691,8 +711,9 @@ async def run_agent(
         if attempt and len(answer.trace) == steps_before_repair:
             # A repair turn that called no tool is not grounded in any data: keep the first
             # answer rather than a guess, unless it was asked to drop figures no result
-            # shows and gave fewer of them.
-            if figures_asked and len(unread) < len(figures_asked):
+            # shows and gave fewer of them, or to answer from the data found before a failed
+            # call and gave no figure that data lacks.
+            if (figures_asked and len(unread) < len(figures_asked)) or (from_found and not unread):
                 answer.answer = text.strip()
             break
         answer.answer = text.strip()
@@ -719,6 +740,20 @@ async def run_agent(
         if last is None or attempt >= max_repairs:
             break
         gave_up = not last.success and last.recoverable
+        found = [s for s in found_data(prior, answer.trace) if s.tool != last.tool]
+        if gave_up and found:
+            # a call to another tool failed after calls that found data (a side trip to a
+            # tool that does not fit): answer from that data, or fix the call
+            from_found = True
+            answer.repairs += 1
+            drop_abandoned_answer(memory)
+            user_msg = FOUND_PROMPT.format(
+                tool=last.tool,
+                observation=last.observation[:300],
+                found=", ".join(dict.fromkeys(s.tool for s in found)),
+                question=question,
+            )
+            continue
         if gave_up or relays_tool_message(answer.answer, last):
             # The model stopped on a recoverable error, or handed a tool's hint back as its
             # answer: ask once more, with the result and the question restated.

@@ -141,9 +141,9 @@ class CollectionSearch:
         text = f"Search {spec.name.replace('_', ' ')}: {about}. "
         text += "Use it for facts written in these files"
         text += f", filtered by {filters}. " if filters else ". "
-        text += "Returns the most relevant passages with their title, file"
+        text += "Returns the most relevant passages with their title"
         text += (", " + ", ".join(shown)) if shown else ""
-        text += " and score. It does not search other collections and does not compute totals."
+        text += " and file. It does not search other collections and does not compute totals."
         return text
 
     def examples(self) -> list[str]:
@@ -264,9 +264,10 @@ class CollectionSearch:
     def _shown(self, hit: Hit, full: bool) -> dict[str, Any]:
         """One match as the model reads it, what names it first: its ``id_field`` value (or
         its id, unless that is the file), title, the other fields (but the one that is its
-        title), file, score and text (``passage_chars`` of it for the first ``top_k``, less
-        for the rest of a list). A small model answers with the first values of a row: a
-        sheet's number, not its title."""
+        title), file and text (``passage_chars`` of it for the first ``top_k``, less for the
+        rest of a list). A small model answers with the first values of a row: a sheet's
+        number, not its title. The search score is left to the result's sources: the rows
+        come in its order, and a small model reads "score": 0.0041 as data."""
         spec = self.spec
         limit = spec.passage_chars if full else min(MORE_CHARS, spec.passage_chars)
         row: dict[str, Any] = {}
@@ -276,7 +277,7 @@ class CollectionSearch:
             row["doc_id"] = hit.doc_id
         row["title"] = hit.title
         row |= {k: v for k, v in hit.extra.items() if k not in (spec.title_field, spec.id_field)}
-        row |= {"file": hit.source, "score": hit.score}
+        row["file"] = hit.source  # its search score is in the sources, not for the model
         if limit:
             row["text"] = self._unshown(hit.text)[:limit]
         return row

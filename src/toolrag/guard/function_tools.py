@@ -15,6 +15,7 @@ values is written as the listed value it stands for, or left out of an optional 
 """
 
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,9 @@ class RunState:
     # every tool the run may offer, by name: a description that pairs a code with a name the
     # question uses ("code (CUST-103) or name (Fernwood Garden Center)") grounds that code
     tools: dict[str, BaseTool] = field(default_factory=dict)
+    # the same tools behind the guard, by name (what the agent's FunctionTools run): a call to
+    # a made-up name that means one of them runs through the same checks
+    guarded: dict[str, Callable[..., Awaitable[ToolResult]]] = field(default_factory=dict)
 
     def write_key(self, name: str, arguments: dict[str, Any], step: int) -> str:
         """The run id and the step of the first identical write in this run: a model that
@@ -127,27 +131,77 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
             result.ran_with = ran
         return result.with_note(" ".join(n for n in (fitted.note, grounded.note) if n) or None)
 
+    run.guarded[name] = call
     return FunctionTool(async_fn=call, metadata=tool.metadata)
+
+
+def meant_tool(
+    guard: ToolGuard, arguments: dict[str, Any], run: RunState
+) -> tuple[str, dict[str, Any]] | None:
+    """The tool of ``run`` that a call to a made-up name meant, and the arguments for it: the
+    tool named inside a call written in the router's form (``{"tool": NAME, "arguments":
+    {...}}``), else the one read tool whose parameters take every argument given. None when
+    the call gives no argument, or when no read tool or several take them all."""
+    inner, wrapped = arguments.get("tool"), arguments.get("arguments", {})
+    if isinstance(inner, str) and inner in run.guarded and isinstance(wrapped, dict):
+        return inner, wrapped
+    fits = taking(guard, arguments, run)
+    return (fits[0], dict(arguments)) if len(fits) == 1 else None
+
+
+def _parameters(tool: BaseTool) -> set[str]:
+    return set((tool_schema(tool) or {}).get("properties") or {})
+
+
+def _reads(guard: ToolGuard, name: str) -> bool:
+    card = guard.card(name)
+    return card is None or card.side_effect == "read"
+
+
+def taking(guard: ToolGuard, arguments: dict[str, Any], run: RunState) -> list[str]:
+    """The permitted read tools of ``run`` whose parameters take every argument in
+    ``arguments``, the closest fit first (the fewest parameters left out); [] for no
+    arguments. A write, delete or external tool is never guessed from arguments."""
+    if not arguments:
+        return []
+    fits = [
+        name
+        for name, tool in run.tools.items()
+        if name in run.guarded
+        and guard.permitted(name)
+        and _reads(guard, name)
+        and set(arguments) <= _parameters(tool)
+    ]
+    return sorted(fits, key=lambda n: len(_parameters(run.tools[n])))
 
 
 def unknown_tool(guard: ToolGuard, name: str, run: RunState) -> FunctionTool:
     """A stand-in for a tool name that does not exist: calling it returns the guard's
-    ``UNKNOWN_TOOL`` result with the closest real names (and is audited like any call).
+    ``UNKNOWN_TOOL`` result (audited like any call), naming the tools that take the call's
+    arguments, else the closest real names.
 
-    A call written in the router's JSON form, ``Action: call_tools`` with ``{"tool": NAME,
-    "arguments": {...}}`` (a small model continuing the router's conversation imitates its
-    reply), runs as a call of NAME when that tool was offered to this run."""
+    A call that says which tool it meant runs as a call of that tool, through the same checks
+    (:func:`meant_tool`): one written in the router's JSON form (``Action: call_tools`` with
+    ``{"tool": NAME, "arguments": {...}}``: a small model continuing the router's conversation
+    imitates its reply), or one whose arguments only one tool takes (``Action: call`` with a
+    search's arguments). Its result says so, and names the tool that ran (``ran_as``)."""
 
-    async def call(**kwargs: Any) -> ToolResult:
-        inner, arguments = kwargs.get("tool"), kwargs.get("arguments", {})
-        if isinstance(inner, str) and inner in run.tools and isinstance(arguments, dict):
-            result = await guard.acall(inner, arguments, run_id=run.run_id, step=run.steps + 1)
-            run.seen.append(result.render(max_chars=4000))
+    async def call(ctx: Context, **kwargs: Any) -> ToolResult:
+        meant = meant_tool(guard, kwargs, run)
+        if meant is not None:
+            inner, arguments = meant
+            result = await run.guarded[inner](ctx, **arguments)
+            result.ran_as, result.ran_as_arguments = inner, arguments
             return result.with_note(
                 f"Ran as {inner}: there is no tool named {str(name)[:60]!r}; call {inner} "
                 "by its own name."
             )
-        return await guard.acall(name, kwargs, run_id=run.run_id, step=run.steps + 1)
+        result = await guard.acall(name, kwargs, run_id=run.run_id, step=run.steps + 1)
+        fits = taking(guard, kwargs, run)
+        if fits:
+            listed = ", ".join(fits[:6])
+            result.suggestion = f"The tools that take these arguments: {listed}."
+        return result
 
     metadata = ToolMetadata(name=name, description="There is no tool by this name.")
     return FunctionTool(async_fn=call, metadata=metadata)

@@ -25,6 +25,8 @@ object-node mapping that resolves a name to the registered tool. On top of retri
 - a query shaped like a tool name (``get_wether``, ``cancelInvoice``) that no tool has is
   resolved by the ``unknown`` factory: a stand-in whose call returns a structured
   ``UNKNOWN_TOOL`` result with the closest real names, instead of the agent's bare text error.
+  So is a bare word (``call``, ``search``) after the first query: a retriever serves one run,
+  whose first query is the question, so a later one-word query is an ``Action:`` name.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from llama_index.core.objects.base_node_mapping import BaseObjectNodeMapping
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 from llama_index.core.tools import BaseTool
 
-from toolrag.cards.names import TOOL_NAME
+from toolrag.cards.names import ONE_WORD, TOOL_NAME
 from toolrag.retrieval.index import Gate, ToolHit, ToolIndex
 from toolrag.retrieval.intent import asks_for_action, asks_for_arithmetic
 from toolrag.text import bounded
@@ -133,13 +135,28 @@ class ToolIndexRetriever(BaseRetriever):
         self.last_searched = ""
         # the last question's parts when it asks several things: (part, the part's best tool)
         self.last_parts: list[tuple[str, str]] = []
+        # the queries searched as requests: the first is the run's question, and a later bare
+        # word that is none of them is an Action name the model made up ("call")
+        self.searched: set[str] = set()
+
+    def _made_up(self, query: str) -> bool:
+        """Whether ``query`` is a tool name the model made up: shaped like a tool name, or
+        a bare word once the run's question was searched (and not that question)."""
+        if not self.resolve_unknown:
+            return False
+        if TOOL_NAME.fullmatch(query):
+            return True
+        return (
+            bool(self.searched) and query not in self.searched and bool(ONE_WORD.fullmatch(query))
+        )
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = query_bundle.query_str.strip()
         if query in self.names:  # execution resolves by name, whatever the ranking
             return [self._node(query, 1.0)]
-        if self.resolve_unknown and TOOL_NAME.fullmatch(query):  # a call to a made-up name
+        if self._made_up(query):  # a call to a made-up name
             return [self._node(query, 0.0)]
+        self.searched.add(query)
         self.last_searched = self.index.search_text(query)
         companions = self._companions()
         ranked = [

@@ -59,6 +59,11 @@ class ToolResult(BaseModel):
     # the arguments the call ran with, when a check before it changed the model's
     # (toolrag.guard.grounding.calls); the suggestion tells the model, the trace shows them
     ran_with: dict[str, Any] | None = Field(None, exclude=True)
+    # the tool that ran, when the model's call named none that exists and its arguments said
+    # which offered tool it meant (toolrag.guard.function_tools.unknown_tool); the trace
+    # records this tool and the arguments it ran with
+    ran_as: str | None = Field(None, exclude=True)
+    ran_as_arguments: dict[str, Any] | None = Field(None, exclude=True)
 
     def with_note(self, note: str | None) -> ToolResult:
         """This result with ``note`` before its suggestion: what was changed or ignored on the
