@@ -288,3 +288,17 @@ def test_a_failed_side_trip_after_data_is_answered_from_the_data(
     asked = tb.llm.prompts[-1][-1].content or ""  # type: ignore[attr-defined]
     assert "The last call, get_site_status, failed" in asked
     assert f"Your calls of {SCHEDULE} found data" in asked
+
+
+def test_the_answer_after_a_repeat_of_the_routers_call_is_kept(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """Asked to answer from the call it repeated, the model answers with no tool call: that
+    answer is the answer, not the note that the run stopped."""
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-107"}}]}  # fmt: skip
+    again = react(SCHEDULE, {"project": "GRB-107"}, thought="Let me look again.")
+    said = "Substantial completion is planned for 2027-01-29."
+    tb = _routed(toolbox_factory([json.dumps(decision), again, final(said)]))
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert answer.loops_stopped == 1 and answer.answer == said

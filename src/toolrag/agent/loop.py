@@ -574,7 +574,9 @@ async def run_agent(
     to call a tool for it and answer every part.
 
     When the model repeats a call (same tool, arguments and result), the run stops it and asks
-    once for another course; a call that found data is asked to be answered from. If the
+    once for another course; a call that found data is asked to be answered from, and that
+    answer is kept when it gives no figure the results lack (else the answer is read from the
+    result, as below). If the
     model repeats it again, a call that found data gets its answer read from that result by
     one tool-free completion (kept only when it is a plain answer whose figures the result
     holds); otherwise the answer says why it stopped.
@@ -623,6 +625,7 @@ async def run_agent(
     figures_asked: list[str] = []  # the unread figures one more turn was asked to fix
     unreadable_end = False  # the run ended on replies that could not be read
     from_found = False  # one more turn was asked to answer from the data found so far
+    loop_found = False  # ... or from the data of a call it repeated
     unreadable_replies: set[str] = set()  # the replies the ReAct parser could not read
     for attempt in range(max_repairs + 1 + bool(parts)):
         ctx = None
@@ -681,6 +684,7 @@ async def run_agent(
             steps_before_repair = len(answer.trace)
             looped_found = looped.success and not looped.empty
             if attempt < max_repairs and looped.recoverable:
+                loop_found = looped_found  # asked to answer from the repeated call's data
                 answer.repairs += 1
                 user_msg = (LOOP_DATA_PROMPT if looped_found else LOOP_PROMPT).format(
                     tool=looped.tool, observation=looped.observation[:300], question=question
@@ -711,10 +715,20 @@ async def run_agent(
         if attempt and len(answer.trace) == steps_before_repair:
             # A repair turn that called no tool is not grounded in any data: keep the first
             # answer rather than a guess, unless it was asked to drop figures no result
-            # shows and gave fewer of them, or to answer from the data found before a failed
-            # call and gave no figure that data lacks.
-            if (figures_asked and len(unread) < len(figures_asked)) or (from_found and not unread):
+            # shows and gave fewer of them, or to answer from the data it found (a call that
+            # failed after others found data, a repeated call that found data) and gave no
+            # figure that data lacks. After a loop the first "answer" only says it stopped:
+            # an answer with such figures is read from the data instead.
+            if (figures_asked and len(unread) < len(figures_asked)) or (
+                (from_found or loop_found) and not unread
+            ):
                 answer.answer = text.strip()
+            elif loop_found:
+                data = found_data(prior, answer.trace)
+                several = bool(question_parts(question))  # each part from its own result
+                await read_answer(
+                    agent.llm, answer, data[-MAX_PARTS_READ:] if several else data[-1:]
+                )
             break
         answer.answer = text.strip()
         steps_before_repair = len(answer.trace)
