@@ -46,7 +46,7 @@ def test_agent_write_is_applied_once(rest_toolbox: Callable[..., Toolbox]) -> No
         [
             react("create_inspection_note", args),
             react("create_inspection_note", args),
-            "The note was added.",  # the repeat is a loop: the answer is read from its result
+            final("Noted."),
         ]
     )
     answer = tb.ask(
@@ -54,7 +54,6 @@ def test_agent_write_is_applied_once(rest_toolbox: Callable[..., Toolbox]) -> No
     )
     first, second = (json.loads(s.observation)["data"]["body"] for s in answer.trace)
     assert first == second  # same Idempotency-Key: one note, replayed
-    assert answer.loops_stopped == 1 and answer.answer == "The note was added."
 
 
 def test_agent_recovers_from_an_unknown_project(rest_toolbox: Callable[..., Toolbox]) -> None:

@@ -111,33 +111,32 @@ def test_a_repeated_identical_call_stops_with_an_explanation(
     bad = react("search_documents", {"query": "disputed invoices", "document_type": "invoice"})
     tb = toolbox_factory([bad, bad, bad, bad, bad, bad, final("never reached")])
     answer = tb.ask("What is the total of disputed invoices?")
-    # Stopped at the first repeat: the answer read from its result with no tools is a call,
-    # not an answer; asked once to change course, the same call again stops.
+    # Stopped at the first repeat, asked once to change course; the same call again stops.
     assert [s.tool for s in answer.trace] == ["search_documents"] * 3
     assert answer.loops_stopped == 2 and answer.repairs == 1
     assert answer.answer.startswith("I stopped: search_documents was called again")
     # document_type='invoice' is not a document type: left out (guard.grounding.choices), so
     # each repeat gives the same result
     assert "(no change)" in answer.answer
-    read = tb.llm.prompts[2][-1].content or ""  # type: ignore[attr-defined]
-    assert "from this tool result only" in read
-    prompt = "\n".join(m.content or "" for m in tb.llm.prompts[3])  # type: ignore[attr-defined]
+    prompt = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
     assert "You called search_documents twice with the same arguments" in prompt
 
 
 def test_a_call_that_found_data_and_loops_is_answered_from_its_result(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:
-    """The model calls the schedule again for the answer it already has: the run reads the
-    answer from the result with no tools."""
+    """The model calls the schedule three times for the answer it already has: the run asks it
+    to answer from the result, then reads the answer from the result with no tools."""
     same = react("get_project_schedule", {"project": "GRB-107", "query": "substantial completion"})
     read = "Substantial completion of the Summit Ridge Hotel is planned for 2027-01-29."
-    tb = toolbox_factory([same, same, read])
+    tb = toolbox_factory([same, same, same, read])
     answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
-    assert [s.tool for s in answer.trace] == ["get_project_schedule"] * 2
-    assert answer.loops_stopped == 1 and answer.repairs == 0
+    assert [s.tool for s in answer.trace] == ["get_project_schedule"] * 3
+    assert answer.loops_stopped == 2 and answer.repairs == 1
     assert answer.answer == read
-    last = tb.llm.prompts[2][-1].content or ""  # type: ignore[attr-defined]
+    repair = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
+    assert "If that result answers the question, answer now from it" in repair
+    last = tb.llm.prompts[3][-1].content or ""  # type: ignore[attr-defined]
     assert "from this tool result only" in last and "2027-01-29" in last
     assert "Action:" not in last  # no tool is offered to the last call
 
@@ -147,11 +146,9 @@ def test_an_answer_read_from_a_loop_with_a_figure_the_result_lacks_is_refused(
 ) -> None:
     same = react("get_project_schedule", {"project": "GRB-107", "query": "substantial completion"})
     # 733 is no figure of the result nor a span between its dates (45 is: a task's start to finish)
-    guess = "The hotel has lost 733 working days to weather."
-    # read from the result, then asked to answer from it: the guess both times
-    tb = toolbox_factory([same, same, guess, guess])
+    tb = toolbox_factory([same, same, same, "The hotel has lost 733 working days to weather."])
     answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
-    assert answer.loops_stopped == 1 and answer.repairs == 1
+    assert answer.loops_stopped == 2
     assert answer.answer.startswith("I stopped: get_project_schedule was called again")
 
 

@@ -574,12 +574,13 @@ async def run_agent(
     to call a tool for it and answer every part.
 
     When the model repeats a call (same tool, arguments and outcome; the router's calls
-    count), the run stops it. A call that found data gets its answer read from that result
-    (every result that found data, for a question of several parts) by one tool-free
-    completion, kept only when it is a plain answer whose figures the results hold. Otherwise
-    the model is asked once for another course, or to answer from the data, which is kept
-    when it gives no figure the results lack; if it repeats itself again, the answer is read
-    from the results that found data (once per run), or says why it stopped.
+    count), the run stops it and asks
+    once for another course; a call that found data is asked to be answered from, and that
+    answer is kept when it gives no figure the results lack (else the answer is read from the
+    result, as below). If the
+    model repeats it again, a call that found data gets its answer read from that result by
+    one tool-free completion (kept only when it is a plain answer whose figures the result
+    holds); otherwise the answer says why it stopped.
 
     When the model stops right after a recoverable tool error, its answer only relays the
     last tool's hint, or its only call found nothing (a small model's habits), it is asked
@@ -626,7 +627,6 @@ async def run_agent(
     unreadable_end = False  # the run ended on replies that could not be read
     from_found = False  # one more turn was asked to answer from the data found so far
     loop_found = False  # ... or from the data of a call it repeated
-    read_tried = False  # an answer was read from the found data with no tools
     unreadable_replies: set[str] = set()  # the replies the ReAct parser could not read
     for attempt in range(max_repairs + 1 + bool(parts)):
         ctx = None
@@ -684,17 +684,6 @@ async def run_agent(
             answer.answer = LOOP_ANSWER.format(tool=looped.tool, result=result)
             steps_before_repair = len(answer.trace)
             looped_found = looped.success and not looped.empty
-            data = found_data(prior, answer.trace)
-            several = bool(question_parts(question))  # each part from its own result
-            found = [looped] if looped_found and not several else data[-MAX_PARTS_READ:]
-            if looped_found and not read_tried:
-                # it calls again for data it has read and does not see the answer in: read
-                # the answer from that data with no tools (every part the results answer)
-                read_tried = True
-                before = answer.answer
-                await read_answer(agent.llm, answer, found)
-                if answer.answer != before:
-                    break
             if attempt < max_repairs and looped.recoverable:
                 loop_found = looped_found  # asked to answer from the repeated call's data
                 answer.repairs += 1
@@ -702,10 +691,12 @@ async def run_agent(
                     tool=looped.tool, observation=looped.observation[:300], question=question
                 )
                 continue
-            # it keeps calling for what no call finds, or for data whose answer could not be
-            # read: read the answer from the calls that found data, once
-            if not read_tried:
-                await read_answer(agent.llm, answer, found)
+            # it keeps calling for data it already has, or for what no call finds: read the
+            # answer from the calls that found data (every part they answer)
+            data = found_data(prior, answer.trace)
+            several = bool(question_parts(question))  # each part from its own result
+            found = [looped] if looped_found and not several else data[-MAX_PARTS_READ:]
+            await read_answer(agent.llm, answer, found)
             break
         text = (output.response.content if isinstance(output, AgentOutput) else str(output)) or ""
         if not readable(text):
@@ -733,7 +724,7 @@ async def run_agent(
                 (from_found or loop_found) and not unread
             ):
                 answer.answer = text.strip()
-            elif loop_found and not read_tried:
+            elif loop_found:
                 data = found_data(prior, answer.trace)
                 several = bool(question_parts(question))  # each part from its own result
                 await read_answer(
