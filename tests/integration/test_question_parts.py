@@ -71,6 +71,34 @@ def test_every_part_of_a_question_gets_a_tool(rest_toolbox: Callable[..., Toolbo
     assert "72 workers" in answer.answer
 
 
+def test_a_part_left_open_is_asked_for_before_a_repeat_is_answered(
+    rest_toolbox: Callable[..., Toolbox],
+) -> None:
+    """The model repeats its schedule call while no tool was called for the site part: the
+    turn after the loop asks for that part, and the answer covers both."""
+    question = (
+        "When is substantial completion planned for the Summit Ridge Hotel, and how many "
+        "workers are on its site today?"
+    )
+    schedule = react(
+        "get_project_schedule", {"project": "GRB-107", "query": "substantial completion"}
+    )
+    tb = rest_toolbox(
+        [
+            schedule,
+            schedule,
+            react("get_site_status", {"project": "GRB-107"}),
+            final("Substantial completion is planned for 2027-01-29; 72 workers are on site."),
+        ]
+    )
+    answer = tb.ask(question)
+    assert answer.loops_stopped == 1 and answer.repairs == 1
+    assert answer.tools_called == ["get_project_schedule"] * 2 + ["get_site_status"]
+    prompt = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
+    assert "no tool was called for this part" in prompt and "get_site_status" in prompt
+    assert "72 workers" in answer.answer
+
+
 def test_a_question_of_one_part_is_not_asked_again(toolbox_factory: Callable[..., Toolbox]) -> None:
     tb = toolbox_factory(
         [react("get_project_schedule", {"project": "GRB-107"}), final("2027-01-29.")]

@@ -571,7 +571,7 @@ async def run_agent(
 
     When the question asks several things and no tool was called for one of its parts (the
     retriever's ``last_parts``: each part with its best tool), the model gets one more turn
-    to call a tool for it and answer every part.
+    to call a tool for it and answer every part, also when it was repeating a call.
 
     When the model repeats a call (same tool, arguments and outcome; the router's calls
     count), the run stops it and asks
@@ -684,6 +684,17 @@ async def run_agent(
             answer.answer = LOOP_ANSWER.format(tool=looped.tool, result=result)
             steps_before_repair = len(answer.trace)
             looped_found = looped.success and not looped.empty
+            called = {s.tool for s in prior} | set(answer.tools_called)
+            left = [(p, t) for p, t in parts if t not in called]
+            if left and not parts_asked and left[0][1] in offered:
+                # a part of the question no tool was called for: its turn comes before the
+                # loop's (the model repeats the call it has while a part is still open)
+                parts_asked = True
+                loop_found = looped_found  # an answer without a call replaces "I stopped"
+                answer.repairs += 1
+                part, tool = left[0]
+                user_msg = PARTS_PROMPT.format(part=part, tool=tool, question=question)
+                continue
             if attempt < max_repairs and looped.recoverable:
                 loop_found = looped_found  # asked to answer from the repeated call's data
                 answer.repairs += 1
