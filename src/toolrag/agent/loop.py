@@ -574,13 +574,12 @@ async def run_agent(
     to call a tool for it and answer every part, also when it was repeating a call.
 
     When the model repeats a call (same tool, arguments and outcome; the router's calls
-    count), the run stops it and asks
-    once for another course; a call that found data is asked to be answered from, and that
-    answer is kept when it gives no figure the results lack (else the answer is read from the
-    result, as below). If the
-    model repeats it again, a call that found data gets its answer read from that result by
-    one tool-free completion (kept only when it is a plain answer whose figures the result
-    holds); otherwise the answer says why it stopped.
+    count), the run stops it and asks once for another course; a call that found data is
+    asked to be answered from, and that answer is kept when it gives no figure the results
+    lack (else the answer is read from the result, as below). If the model repeats it again,
+    a call that found data gets its answer read from that result by one tool-free completion
+    (kept only when it is a plain answer whose figures the result holds); otherwise the
+    answer says why it stopped.
 
     When the model stops right after a recoverable tool error, its answer only relays the
     last tool's hint, or its only call found nothing (a small model's habits), it is asked
