@@ -532,6 +532,19 @@ def _found(trace: Sequence[TraceStep]) -> str:
     return f" Tools that answered: {', '.join(dict.fromkeys(ok))}." if ok else ""
 
 
+def _open_part(
+    parts: Sequence[tuple[str, str]],
+    prior: Sequence[TraceStep],
+    answer: Answer,
+    offered: Sequence[str],
+) -> tuple[str, str] | None:
+    """The first part of the question (with its best tool) that no call, the router's
+    included, used that tool for, when that tool is offered; None when every part has one."""
+    called = {s.tool for s in prior} | set(answer.tools_called)
+    left = [(p, t) for p, t in parts if t not in called]
+    return left[0] if left and left[0][1] in offered else None
+
+
 async def _decide(event: Any, approver: Approver | None, answer: Answer) -> bool:
     """A person's decision on a gated call the workflow is waiting on (no approver: no)."""
     decision = False
@@ -683,15 +696,13 @@ async def run_agent(
             answer.answer = LOOP_ANSWER.format(tool=looped.tool, result=result)
             steps_before_repair = len(answer.trace)
             looped_found = looped.success and not looped.empty
-            called = {s.tool for s in prior} | set(answer.tools_called)
-            left = [(p, t) for p, t in parts if t not in called]
-            if left and not parts_asked and left[0][1] in offered:
+            if not parts_asked and (open_part := _open_part(parts, prior, answer, offered)):
                 # a part of the question no tool was called for: its turn comes before the
                 # loop's (the model repeats the call it has while a part is still open)
                 parts_asked = True
                 loop_found = looped_found  # an answer without a call replaces "I stopped"
                 answer.repairs += 1
-                part, tool = left[0]
+                part, tool = open_part
                 user_msg = PARTS_PROMPT.format(part=part, tool=tool, question=question)
                 continue
             if attempt < max_repairs and looped.recoverable:
@@ -744,13 +755,11 @@ async def run_agent(
         answer.answer = text.strip()
         steps_before_repair = len(answer.trace)
         last = answer.trace[-1] if answer.trace else None
-        called = {s.tool for s in prior} | set(answer.tools_called)  # the router's calls too
-        left = [(p, t) for p, t in parts if t not in called]
-        if left and not parts_asked and left[0][1] in offered:
+        if not parts_asked and (open_part := _open_part(parts, prior, answer, offered)):
             # a part of the question no tool was called for: one turn to call one
             parts_asked = True
             answer.repairs += 1
-            part, tool = left[0]
+            part, tool = open_part
             user_msg = PARTS_PROMPT.format(part=part, tool=tool, question=question)
             continue
         if unread and not figures_asked and attempt < max_repairs + bool(parts):
