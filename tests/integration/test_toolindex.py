@@ -24,6 +24,7 @@ from toolrag.retrieval.index import (
     BM25_WEIGHT_WITH_REQUESTS,
     HUB_K,
     HUB_WEIGHT,
+    NAME_WEIGHT,
     REQUEST_WEIGHT,
     ToolIndex,
     blend,
@@ -96,11 +97,13 @@ def test_best_adds_relative_bm25_to_the_cosine(
 ) -> None:
     index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
     index.sync(cards)
-    hits = index.retrieve("convert 100 dollars to euros", k=5, strategy="best")
-    bonus = [h.score - (h.similarity or 0.0) for h in hits]
+    query = "convert 100 dollars to euros"
+    hits = index.retrieve(query, k=5, strategy="best")
+    ranked, _ = index.stages.dense(index, query, None)  # the ranking score, name blended in
+    bonus = [h.score - float(ranked[index._row[h.id]]) for h in hits]
     assert hits[0].name == "convert_currency"
     assert index.bm25_weight() == pytest.approx(BM25_WEIGHT)  # a request of one step
-    # similarity is rounded to 4 decimals
+    # scores are rounded to 4 decimals
     assert all(-1e-4 <= b <= BM25_WEIGHT + 1e-4 for b in bonus)
     assert max(bonus) == pytest.approx(BM25_WEIGHT, abs=1e-4)  # the best BM25 match
 
@@ -150,12 +153,12 @@ def test_bm25_weight_of_a_multi_step_request_falls_with_the_share_of_written_req
     index.retrieve("convert 100 dollars to euros", k=5)
     assert weights == pytest.approx([BM25_WEIGHT])
     query = "convert 100 dollars to euros"
-    assert index.adapter is None  # too few requests to fit one: the ranking score is the cosine
+    assert index.adapter is None  # too few requests to fit one
     top = index.retrieve(query, k=5, strategy="best")[0]
     lexical = dict(index.stages.lexical(index, query, 50))
     relative = lexical[top.id] / max(lexical.values())
-    penalty = float(index._penalty[index._row[top.id]])
-    bonus = top.score - (top.similarity or 0.0) + penalty
+    ranked, _ = index.stages.dense(index, query, None)  # hub penalty already subtracted
+    bonus = top.score - float(ranked[index._row[top.id]])
     assert bonus == pytest.approx(BM25_WEIGHT * relative, abs=2e-4)
 
 
@@ -225,6 +228,15 @@ def test_written_requests_are_indexed_one_vector_each(
         if card.name != "get_weather" and card.name in hits:
             plain = float(index._matrix[index._row[card.id]] @ q)
             assert hits[card.name].similarity == pytest.approx(plain, abs=1e-3)
+    # the ranking score also blends in the card's name, embedded alone (less the hub penalty)
+    ranked, _ = index.stages.dense(index, query, None)
+    ranked += index._penalty
+    by_name = float(unit(embed.get_text_embedding(split_name(weather.name))) @ q)  # type: ignore[attr-defined]
+    assert float(index._name_matrix[index._row[weather.id]] @ q) == pytest.approx(by_name, abs=1e-3)
+    own = document + NAME_WEIGHT * by_name + REQUEST_WEIGHT * nearest
+    assert float(ranked[index._row[weather.id]]) == pytest.approx(
+        own / (1 + NAME_WEIGHT + REQUEST_WEIGHT), abs=1e-3
+    )
 
     reopened = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
     report = reopened.sync(with_requests(written))
@@ -242,6 +254,50 @@ def test_written_requests_are_indexed_one_vector_each(
     assert hit.similarity == pytest.approx(
         float(reopened._matrix[reopened._row[weather.id]] @ q), abs=1e-3
     )
+
+
+def test_a_name_drowned_by_its_description_lifts_its_card(embed: object, tmp_path: Path) -> None:
+    """A card's name is embedded alone beside its document (``NAME_WEIGHT``): a question that
+    repeats the name of a card whose long description says other things ranks it higher than
+    the document alone would, while the cosine floors and gates read stays the document's; the
+    vectors are kept, and only a renamed card's name is embedded again."""
+    filler = (
+        "Accepts an optional page token and returns paginated results. Rate limits apply per "
+        "account; retry with backoff on status 429. Fields may be omitted when empty. "
+    ) * 6
+    cards = [
+        ToolCard(name="create_pull_request", description="Opens a change proposal. " + filler),
+        ToolCard(name="list_repositories", description="Lists the repositories. " + filler),
+        ToolCard(name="delete_branch", description="Removes a branch. " + filler),
+        ToolCard(name="get_commit", description="Reads one commit. " + filler),
+    ]
+    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index.sync(cards)
+    assert index._open_names().count_rows() == 4
+    query = "create a pull request"
+    hits = index.retrieve(query, k=4, strategy="dense")
+    assert hits[0].name == "create_pull_request"
+    q = np.asarray(embed.get_query_embedding(query))  # type: ignore[attr-defined]
+    q = q / np.linalg.norm(q)
+    row = index._row[cards[0].id]
+    document = float(index._matrix[row] @ q)
+    assert float(index._name_matrix[row] @ q) > document
+    assert hits[0].similarity == pytest.approx(document, abs=1e-3)
+    ranked, _ = index.stages.dense(index, query, None)
+    assert float(ranked[row]) > document + 0.05
+
+    renamed = [*cards[1:], cards[0].model_copy(update={"name": "open_pull_request"})]
+    reopened = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    assert reopened.sync(cards).embedded == 0
+    assert reopened._open_names().count_rows() == 4  # nothing embedded again
+    reopened.sync(renamed)
+    names = reopened._open_names().to_arrow().column("text").to_pylist()
+    assert sorted(names) == [
+        "delete branch",
+        "get commit",
+        "list repositories",
+        "open pull request",
+    ]
 
 
 def test_cards_near_many_written_requests_are_ranked_down(

@@ -6,9 +6,11 @@ from toolrag.retrieval.adapter import QueryAdapter, fit_query_adapter
 from toolrag.retrieval.agent_retriever import ToolIndexRetriever, make_tool_retriever
 from toolrag.retrieval.gate import GateChoice, choose_gate, offtopic_requests
 from toolrag.retrieval.index import (
+    BM25_WEIGHT,
     CANDIDATES,
     HUB_K,
     HUB_WEIGHT,
+    NAME_WEIGHT,
     REQUEST_WEIGHT,
     EvidenceGate,
     Gate,
@@ -29,9 +31,11 @@ from toolrag.retrieval.steps import split_steps, sub_queries
 from toolrag.retrieval.translation import QueryTranslator, needs_translation
 
 __all__ = [
+    "BM25_WEIGHT",
     "CANDIDATES",
     "HUB_K",
     "HUB_WEIGHT",
+    "NAME_WEIGHT",
     "REQUEST_WEIGHT",
     "EvidenceGate",
     "Gate",

@@ -51,7 +51,7 @@ from lancedb.index import FTS
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import BaseModel, Field
 
-from toolrag.cards.card import ToolCard
+from toolrag.cards.card import ToolCard, split_name
 from toolrag.cards.names import NameFinder
 from toolrag.locks import writer_lock
 from toolrag.models.ray_pool import EmbedBatches
@@ -76,6 +76,15 @@ BM25_WEIGHT_WITH_REQUESTS = 0.2
 # Weight of a card's nearest LLM-written request (``ToolCard.synthetic``) beside its document
 # in the card's cosine: (document + w * nearest request) / (1 + w).
 REQUEST_WEIGHT = 0.5
+# Weight of the card's name alone (in words, ``split_name``), embedded as its own vector, beside
+# its document in the ranking score (not in the cosine floors and gates read):
+# (document + w * name [+ REQUEST_WEIGHT * request]) / (1 + w [+ REQUEST_WEIGHT]). A long
+# description drowns the name in the document's vector, while a question often repeats it
+# ("Create a pull request" for ``create_pulls_create``). Decision 0053: R@5 +0.046 NESTFUL,
+# +0.020 openapi, +0.003 BFCL multi-tool, -0.007 BFCL, -0.003 networkx; the same weight as a
+# request's, not tuned further.
+NAME_WEIGHT = 0.5
+NAME_FORMAT = "name-1"
 # Hubness correction (CSLS): a card's ranking score is its cosine minus HUB_WEIGHT times the
 # mean cosine of its document with its HUB_K nearest written requests of the whole pool (at
 # most HUB_SAMPLE requests, taken evenly). Both are CSLS's published settings, not tuned here.
@@ -234,6 +243,9 @@ class ToolIndex:
         # the cards' LLM-written requests, one unit vector each, grouped by card: the group of
         # card row ``_req_rows[g]`` starts at ``_req_starts[g]``
         self._requests: Any = None
+        # each active card's name embedded alone (``NAME_WEIGHT``), rows in ``_ids`` order
+        self._names_table: Any = None
+        self._name_matrix: np.ndarray = np.zeros((0, 0), dtype=np.float32)
         self._req_matrix: np.ndarray = np.zeros((0, 0), dtype=np.float32)
         self._req_starts: np.ndarray = np.zeros(0, dtype=np.int64)
         self._req_rows: np.ndarray = np.zeros(0, dtype=np.int64)
@@ -249,6 +261,8 @@ class ToolIndex:
         # (:mod:`toolrag.retrieval.prerequisites`); ``best`` places them after the card when on
         self.requires: Requirements = {}
         self.place_requirements = True
+        # the weight of a card's name, embedded alone, in its ranking score (0: documents only)
+        self.name_weight = NAME_WEIGHT
         # the ids of the active cards a question names (``best`` ranks them first)
         self._named: NameFinder[str] = NameFinder({})
 
@@ -281,7 +295,8 @@ class ToolIndex:
         Processes that sync one index folder at once (a batch's Ray actors starting together)
         take turns: the second finds the first one's rows and embeds nothing."""
         with writer_lock(self.index_dir, self.table_name):
-            self._table = self._requests = None  # read what another process may have written
+            # read what another process may have written
+            self._table = self._requests = self._names_table = None
             return self._sync(cards, batch_size)
 
     def _sync(self, cards: Sequence[ToolCard], batch_size: int) -> ToolSyncReport:
@@ -321,6 +336,7 @@ class ToolIndex:
         if table is not None and (gone or todo or not _fts_covers(table)):
             table.create_index("text", config=FTS(), replace=True)
         report.requests_embedded = self._sync_requests(wanted, batch_size)
+        self._sync_names(wanted, batch_size)
         self.cards = wanted
         self.requires = self._requirements(hashes)
         self._load_matrix()
@@ -366,6 +382,57 @@ class ToolIndex:
                 self._requests = table
             table.add(data)
         return len(rows)
+
+    def _open_names(self) -> Any:
+        if self._names_table is None:
+            try:
+                self._names_table = self._db.open_table(f"{self.table_name}_names")
+            except (ValueError, FileNotFoundError, RuntimeError):
+                return None
+        return self._names_table
+
+    def _sync_names(self, wanted: dict[str, ToolCard], batch_size: int) -> int:
+        """Keep one row per card with its name in words embedded alone (``NAME_WEIGHT``),
+        stamped with the name's hash: only new or renamed cards are embedded."""
+        table = self._open_names()
+        stored: dict[str, str] = {}
+        if table is not None:
+            stored = {
+                r["id"]: r["hash"] for r in table.to_arrow().select(["id", "hash"]).to_pylist()
+            }
+        texts = {i: split_name(c.name) or c.name for i, c in wanted.items()}
+        want = {
+            i: hashlib.sha256(f"{NAME_FORMAT}\n{t}".encode()).hexdigest()[:16]
+            for i, t in texts.items()
+        }
+        if table is not None:
+            _delete_ids(table, [i for i, h in stored.items() if want.get(i) != h])
+        todo = [i for i, h in want.items() if stored.get(i) != h]
+        embedded = self.embed_batches([texts[i] for i in todo], batch_size)
+        for start, vectors in zip(range(0, len(todo), batch_size), embedded, strict=True):
+            rows = [
+                {"id": i, "name": wanted[i].name, "hash": want[i], "text": texts[i], "vector": v}
+                for i, v in zip(todo[start : start + batch_size], vectors, strict=True)
+            ]
+            if table is None:
+                table = self._db.create_table(
+                    f"{self.table_name}_names", schema=_schema(len(vectors[0]))
+                )
+                self._names_table = table
+            table.add(rows)
+        return len(todo)
+
+    def _load_names(self) -> None:
+        """The active cards' name vectors in row order (a card without one: its document's)."""
+        self._name_matrix = self._matrix.copy()
+        table = self._open_names() if self._db is not None else None
+        if table is None or not len(self._ids):
+            return
+        data = table.to_arrow().select(["id", "vector"])
+        rows = np.array([self._row.get(i, -1) for i in data.column("id").to_pylist()])
+        keep = np.flatnonzero(rows >= 0)
+        if len(keep):
+            self._name_matrix[rows[keep]] = _unit_rows(data)[keep]
 
     def _load_requests(self, card_hashes: Sequence[str]) -> None:
         """The active cards' request vectors, sorted by card row into contiguous groups, their
@@ -449,6 +516,7 @@ class ToolIndex:
         table = self._open()
         if table is None:
             self._ids, self._matrix = [], np.zeros((0, 0), dtype=np.float32)
+            self._name_matrix = self._matrix
             self._row = {}
             self._named = NameFinder({})
             self._penalty = np.zeros(0, dtype=np.float32)
@@ -461,6 +529,7 @@ class ToolIndex:
         self._row = {tid: n for n, tid in enumerate(self._ids)}
         self._named = NameFinder({self.cards[tid].name: tid for tid in self._ids})
         self._matrix = _unit_rows(data)[keep]
+        self._load_names()
         hashes = data.column("hash").to_pylist()
         self._load_requests([hashes[n] for n in keep])
 
@@ -647,20 +716,28 @@ def dense_scores(
     """For every active card, in ``index._ids`` order: its ranking score and its cosine with
     the query (or with its given ``embedding``). A card with LLM-written requests blends in
     its nearest request: (document + REQUEST_WEIGHT * request) / (1 + REQUEST_WEIGHT). The
-    ranking score uses the adapted query for the document and subtracts the hub penalty."""
+    ranking score uses the adapted query for the document, blends in the card's name embedded
+    alone (w: ``index.name_weight``, ``NAME_WEIGHT`` by default), (document + w * name
+    [+ REQUEST_WEIGHT * request]) / (1 + w [+ REQUEST_WEIGHT]), and subtracts the hub
+    penalty. The cosine, which floors and gates read, leaves the name out: a short name lifts
+    the cosine of questions no tool fits too."""
     if embedding is None:
         embedding = index.embed.get_query_embedding(query)
     q = np.asarray(embedding, dtype=np.float32)
     q = q / max(float(np.linalg.norm(q)), 1e-12)
     sims = index._matrix @ q
-    ranked = sims if index.adapter is None else index._matrix @ index.adapter.apply(q)
+    ranked = sims.copy() if index.adapter is None else index._matrix @ index.adapter.apply(q)
+    total = np.ones(len(sims), dtype=np.float32)
+    if index.name_weight and index._name_matrix.shape == index._matrix.shape:
+        ranked += index.name_weight * (index._name_matrix @ q)
+        total += index.name_weight
     if len(index._req_rows):
         nearest = REQUEST_WEIGHT * np.maximum.reduceat(index._req_matrix @ q, index._req_starts)
         rows = index._req_rows
         sims[rows] = (sims[rows] + nearest) / (1 + REQUEST_WEIGHT)
-        if index.adapter is not None:
-            ranked[rows] = (ranked[rows] + nearest) / (1 + REQUEST_WEIGHT)
-    return ranked - index._penalty, sims
+        ranked[rows] += nearest
+        total[rows] += REQUEST_WEIGHT
+    return ranked / total - index._penalty, sims
 
 
 def bm25_scores(index: ToolIndex, query: str, pool: int) -> list[tuple[str, float]]:
