@@ -17,7 +17,8 @@ candidates stand above the rest of the pool. The variants here read that, with n
 - ``fixed:W``: `blend` at weight W for every query (decision 0049's grid, for reference);
 - ``name:W[+V]``: the card's cosine blends in its name alone, embedded as words:
   (document + W x name) / (1 + W), fused by variant V (default ``shipped``). Decision 0053
-  adopted ``name:0.5`` (``NAME_WEIGHT``).
+  adopted ``name:0.5`` (``NAME_WEIGHT``). ``namelift:W[+V]``: the name counts only where its
+  cosine is above the document's, (document + W x max(name, document)) / (1 + W).
 
 Every variant starts from the cards' documents alone (``ToolIndex.name_weight`` 0), so
 ``shipped`` is the rule before decision 0053 and ``name:0.5`` the one after it (which, unlike
@@ -56,13 +57,15 @@ HELD = ("skimage",)
 VARIANTS = (
     "shipped",
     "fixed:1.0",
-    "z:0.1",
-    "z:0.2",
     "z:0.3",
     "z:0.5",
-    "zd:1.5",
     "zd:3",
-    "zd:5",
+    "name:0.25",
+    "name:0.5",
+    "name:1.0",
+    "namelift:0.5",
+    "namelift:1.0",
+    "name:0.5+z:0.3",
 )
 Fuse = Callable[..., tuple[dict[str, float], dict[str, float]]]
 
@@ -148,14 +151,19 @@ def name_matrix(index: ToolIndex) -> np.ndarray:
     return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
 
 
-def with_names(index: ToolIndex, weight: float, matrix: np.ndarray) -> ToolIndex:
+def with_names(
+    index: ToolIndex, weight: float, matrix: np.ndarray, lift: bool = False
+) -> ToolIndex:
     """The (memoised) index whose cosine blends in the card's name alone (``matrix``):
-    (document + weight x name) / (1 + weight)."""
+    (document + weight x name) / (1 + weight); with ``lift``, the name counts only where it is
+    above the document: (document + weight x max(name, document)) / (1 + weight)."""
     dense = index.stages.dense
 
     def dense_names(ix: ToolIndex, query: str, embedding: Any = None) -> Any:
         ranked, sims = dense(ix, query, embedding)
         by_name = matrix @ index.query_vector(query)  # type: ignore[attr-defined]
+        if lift:
+            by_name = np.maximum(by_name, ranked)
         return (ranked + weight * by_name) / (1 + weight), (sims + weight * by_name) / (1 + weight)
 
     return index.with_stages(dense=dense_names)
@@ -178,14 +186,19 @@ def run_pool(name: str, names: Sequence[str], embed: Any) -> dict[str, Any]:
                 rep = evaluate(strategy, len(cards), queries, _search(index, strategy))
                 rows[strategy] = _row(rep.as_json())
             for v in names:
-                named, _, v_fuse = v.partition("+") if v.startswith("name:") else ("", "", v)
+                named, _, v_fuse = v.partition("+") if v.startswith("name") else ("", "", v)
                 fuse = variant(v_fuse or "shipped")
                 if named and names_matrix is None:
                     names_matrix = name_matrix(index)
                 view = (
                     index
                     if not named or names_matrix is None
-                    else with_names(index, float(named.split(":")[1]), names_matrix)
+                    else with_names(
+                        index,
+                        float(named.split(":")[1]),
+                        names_matrix,
+                        lift=named.startswith("namelift:"),
+                    )
                 )
                 view = view if fuse is None else view.with_stages(fuse=fuse)
                 rep = evaluate(v, len(cards), queries, _search(view, "best"))
