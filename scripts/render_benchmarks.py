@@ -370,7 +370,19 @@ def _generic_rows(fig: dict[str, Any]) -> Rows:
     ][:12]
 
 
+def _fusion_rows(fig: dict[str, Any]) -> Rows:
+    """``ablations.fusion_per_query``: each variant's R@5 / MRR per set."""
+    return [
+        (
+            f"{key}: {p['n_tools']:,} tools, {p['n_queries']:,} queries, R@5 / MRR",
+            ", ".join(f"{v} {r['recall@5']:.3f} / {r['mrr']:.3f}" for v, r in p["rows"].items()),
+        )
+        for key, p in fig["pools"].items()
+    ]
+
+
 HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
+    "fusion_per_query": _fusion_rows,
     "demo": _demo_rows,
     "gate_auto": _gate_rows,
     "agent": _agent_rows,
@@ -439,11 +451,16 @@ def _link(value: str, name: str) -> str:
 
 
 def _held_rows(by_name: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
-    """The held-out pool and corpus of ``retrieval_all``: sets nothing was tuned on."""
+    """The held-out pool and corpus of ``retrieval_all``: sets nothing was tuned on. A set that
+    a later file runs as a development set (held out once, tuned on since) is left out."""
     rows: list[tuple[str, str, str]] = []
-    for name in sorted(n for n in by_name if n.startswith("retrieval_all")):
+    files = sorted(n for n in by_name if n.startswith("retrieval_all"))
+    developed = {
+        f.name for n in files for f in _retrieval_sets(by_name[n]["figures"]) if not f.held
+    }
+    for name in files:
         for f in _retrieval_sets(by_name[name]["figures"]):
-            if not f.held:
+            if not f.held or f.name in developed:
                 continue
             if f.kind == "tools":
                 what = f"tool retrieval, held-out pool ({f.name}, {f.n_items:,} tools"
