@@ -41,7 +41,7 @@ def main() -> None:
         written = SyntheticQueries(RECORDS / f"synthetic_{name}.sqlite")
         cards = written.augment(load_tool_list(tools_path), by_name=True)
         with tempfile.TemporaryDirectory(prefix="toolrag-nwr-") as tmp:
-            index = ToolIndex(Path(tmp), embed)
+            index = ToolIndex(Path(tmp), embed, name_weight=NAME_WEIGHT)  # names embedded
             index.sync(cards)
             for key, path in query_files.items():
                 queries = load_queries(path, "expected_tools")

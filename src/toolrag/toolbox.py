@@ -450,7 +450,12 @@ class Toolbox:
     def tool_index(self) -> ToolIndex:
         """The persistent ToolIndex over the toolbox's tool cards (re-embeds changed cards),
         with the requests `toolrag tools synth` wrote for them, when there are any."""
-        index = ToolIndex(self.settings.index_dir, self.embed, table="tools")
+        index = ToolIndex(
+            self.settings.index_dir,
+            self.embed,
+            table="tools",
+            name_weight=self.settings.tool_name_weight,
+        )
         self._requests_seen = _mtime(background.done_marker(self.settings))
         index.sync(self._cards_with_requests())
         if self.settings.translate_questions:

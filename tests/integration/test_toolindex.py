@@ -207,7 +207,7 @@ def test_written_requests_are_indexed_one_vector_each(
             for c in cards
         ]
 
-    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index = ToolIndex(tmp_path, embed, name_weight=NAME_WEIGHT)  # type: ignore[arg-type]
     assert index.sync(cards).requests_embedded == 0
     report = index.sync(with_requests(written))
     assert (report.embedded, report.requests_embedded) == (0, 2)  # the document stays
@@ -238,7 +238,7 @@ def test_written_requests_are_indexed_one_vector_each(
         own / (1 + NAME_WEIGHT + REQUEST_WEIGHT), abs=1e-3
     )
 
-    reopened = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    reopened = ToolIndex(tmp_path, embed, name_weight=NAME_WEIGHT)  # type: ignore[arg-type]
     report = reopened.sync(with_requests(written))
     assert (report.embedded, report.requests_embedded) == (0, 0)  # reopened without embedding
     hit = next(
@@ -271,7 +271,7 @@ def test_a_name_drowned_by_its_description_lifts_its_card(embed: object, tmp_pat
         ToolCard(name="delete_branch", description="Removes a branch. " + filler),
         ToolCard(name="get_commit", description="Reads one commit. " + filler),
     ]
-    index = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    index = ToolIndex(tmp_path, embed, name_weight=NAME_WEIGHT)  # type: ignore[arg-type]
     index.sync(cards)
     assert index._open_names().count_rows() == 4
     query = "create a pull request"
@@ -287,7 +287,7 @@ def test_a_name_drowned_by_its_description_lifts_its_card(embed: object, tmp_pat
     assert float(ranked[row]) > document + 0.05
 
     renamed = [*cards[1:], cards[0].model_copy(update={"name": "open_pull_request"})]
-    reopened = ToolIndex(tmp_path, embed)  # type: ignore[arg-type]
+    reopened = ToolIndex(tmp_path, embed, name_weight=NAME_WEIGHT)  # type: ignore[arg-type]
     assert reopened.sync(cards).embedded == 0
     assert reopened._open_names().count_rows() == 4  # nothing embedded again
     reopened.sync(renamed)

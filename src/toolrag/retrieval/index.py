@@ -81,8 +81,9 @@ REQUEST_WEIGHT = 0.5
 # (document + w * name [+ REQUEST_WEIGHT * request]) / (1 + w [+ REQUEST_WEIGHT]). A long
 # description drowns the name in the document's vector, while a question often repeats it
 # ("Create a pull request" for ``create_pulls_create``). Decision 0053: R@5 +0.046 NESTFUL,
-# +0.020 openapi, +0.003 BFCL multi-tool, -0.007 BFCL, -0.003 networkx; the same weight as a
-# request's, not tuned further.
+# +0.020 openapi, +0.003 BFCL multi-tool, -0.007 BFCL, -0.003 networkx. Opt-in
+# (``ToolIndex(name_weight=NAME_WEIGHT)``, the ``tool_name_weight`` setting): it reorders the
+# tools the agent is offered, and two local-model tests then chose another first tool.
 NAME_WEIGHT = 0.5
 NAME_FORMAT = "name-1"
 # Hubness correction (CSLS): a card's ranking score is its cosine minus HUB_WEIGHT times the
@@ -225,9 +226,12 @@ class ToolIndex:
         table: str = "tools",
         stages: Stages | None = None,
         embed_batches: EmbedBatches | None = None,
+        name_weight: float = 0.0,
     ) -> None:
         """``embed_batches``: how a sync embeds its documents (default: ``embed``, batch by
-        batch; :func:`toolrag.models.ray_pool.ray_embed_batches` embeds on a Ray cluster)."""
+        batch; :func:`toolrag.models.ray_pool.ray_embed_batches` embeds on a Ray cluster).
+        ``name_weight``: the weight of each card's name, embedded alone, in its ranking score
+        (``NAME_WEIGHT`` is the measured one; 0, the default, embeds no names)."""
         self.index_dir = index_dir
         self.embed_batches = embed_batches or self._embed_batches
         # the search's replaceable stages (scoring, fusion, expansion, gate): see Stages
@@ -261,8 +265,9 @@ class ToolIndex:
         # (:mod:`toolrag.retrieval.prerequisites`); ``best`` places them after the card when on
         self.requires: Requirements = {}
         self.place_requirements = True
-        # the weight of a card's name, embedded alone, in its ranking score (0: documents only)
-        self.name_weight = NAME_WEIGHT
+        # the weight of a card's name, embedded alone, in its ranking score (0: documents only;
+        # a sync embeds the names only when it is above 0)
+        self.name_weight = name_weight
         # the ids of the active cards a question names (``best`` ranks them first)
         self._named: NameFinder[str] = NameFinder({})
 
@@ -336,7 +341,8 @@ class ToolIndex:
         if table is not None and (gone or todo or not _fts_covers(table)):
             table.create_index("text", config=FTS(), replace=True)
         report.requests_embedded = self._sync_requests(wanted, batch_size)
-        self._sync_names(wanted, batch_size)
+        if self.name_weight:
+            self._sync_names(wanted, batch_size)
         self.cards = wanted
         self.requires = self._requirements(hashes)
         self._load_matrix()
