@@ -359,35 +359,49 @@ class ToolIndex:
     def _sync_requests(self, wanted: dict[str, ToolCard], batch_size: int) -> int:
         """Keep one row per LLM-written request of each card (``ToolCard.synthetic``), stamped
         with ``ToolCard.requests_hash``: only new or changed requests are embedded."""
-        table = self._requests_table()
+        want = {i: c.requests_hash() for i, c in wanted.items() if c.synthetic}
+        self._requests, count = self._sync_side_table(
+            self._requests_table(),
+            "requests",
+            wanted,
+            want,
+            lambda i: wanted[i].synthetic,
+            batch_size,
+        )
+        return count
+
+    def _sync_side_table(
+        self,
+        table: Any,
+        suffix: str,
+        wanted: dict[str, ToolCard],
+        want: dict[str, str],
+        texts_of: Callable[[str], Sequence[str]],
+        batch_size: int,
+    ) -> tuple[Any, int]:
+        """Make ``<table>_<suffix>`` hold, for each card id of ``want``, a row per text of
+        ``texts_of(id)`` stamped with ``want[id]``: rows of a changed or gone stamp are deleted
+        and only the new ones embedded. Returns the table (created on its first rows) and the
+        number of texts embedded."""
         stored: dict[str, str] = {}
         if table is not None:
             stored = {
                 r["id"]: r["hash"] for r in table.to_arrow().select(["id", "hash"]).to_pylist()
             }
-        want = {i: c.requests_hash() for i, c in wanted.items() if c.synthetic}
-        if table is not None:
             _delete_ids(table, [i for i, h in stored.items() if want.get(i) != h])
-        rows = [
-            (wanted[i], h, text)
-            for i, h in want.items()
-            if stored.get(i) != h
-            for text in wanted[i].synthetic
-        ]
-        embedded = self.embed_batches([text for _, _, text in rows], batch_size)
+        rows = [(i, h, t) for i, h in want.items() if stored.get(i) != h for t in texts_of(i)]
+        embedded = self.embed_batches([t for _, _, t in rows], batch_size)
         for start, vectors in zip(range(0, len(rows), batch_size), embedded, strict=True):
-            batch = rows[start : start + batch_size]
             data = [
-                {"id": c.id, "name": c.name, "hash": h, "text": t, "vector": v}
-                for (c, h, t), v in zip(batch, vectors, strict=True)
+                {"id": i, "name": wanted[i].name, "hash": h, "text": t, "vector": v}
+                for (i, h, t), v in zip(rows[start : start + batch_size], vectors, strict=True)
             ]
             if table is None:
                 table = self._db.create_table(
-                    f"{self.table_name}_requests", schema=_schema(len(vectors[0]))
+                    f"{self.table_name}_{suffix}", schema=_schema(len(vectors[0]))
                 )
-                self._requests = table
             table.add(data)
-        return len(rows)
+        return table, len(rows)
 
     def _open_names(self) -> Any:
         if self._names_table is None:
@@ -400,33 +414,15 @@ class ToolIndex:
     def _sync_names(self, wanted: dict[str, ToolCard], batch_size: int) -> int:
         """Keep one row per card with its name in words embedded alone (``NAME_WEIGHT``),
         stamped with the name's hash: only new or renamed cards are embedded."""
-        table = self._open_names()
-        stored: dict[str, str] = {}
-        if table is not None:
-            stored = {
-                r["id"]: r["hash"] for r in table.to_arrow().select(["id", "hash"]).to_pylist()
-            }
         texts = {i: split_name(c.name) or c.name for i, c in wanted.items()}
         want = {
             i: hashlib.sha256(f"{NAME_FORMAT}\n{t}".encode()).hexdigest()[:16]
             for i, t in texts.items()
         }
-        if table is not None:
-            _delete_ids(table, [i for i, h in stored.items() if want.get(i) != h])
-        todo = [i for i, h in want.items() if stored.get(i) != h]
-        embedded = self.embed_batches([texts[i] for i in todo], batch_size)
-        for start, vectors in zip(range(0, len(todo), batch_size), embedded, strict=True):
-            rows = [
-                {"id": i, "name": wanted[i].name, "hash": want[i], "text": texts[i], "vector": v}
-                for i, v in zip(todo[start : start + batch_size], vectors, strict=True)
-            ]
-            if table is None:
-                table = self._db.create_table(
-                    f"{self.table_name}_names", schema=_schema(len(vectors[0]))
-                )
-                self._names_table = table
-            table.add(rows)
-        return len(todo)
+        self._names_table, count = self._sync_side_table(
+            self._open_names(), "names", wanted, want, lambda i: [texts[i]], batch_size
+        )
+        return count
 
     def _load_names(self) -> None:
         """The active cards' name vectors in row order (a card without one: its document's)."""
