@@ -54,7 +54,7 @@ from rich.table import Table
 
 from benchmarks.datasets import bfcl
 from benchmarks.results import result_name, write_result
-from toolrag import Settings, Toolbox
+from toolrag import AgentEvent, Settings, Toolbox
 from toolrag.agent import SYSTEM_PROMPT, Answer, run_agent
 from toolrag.batch import Question, load_questions, question_matches
 from toolrag.cards import ToolCard, cards_from_tools, load_tool_list
@@ -133,13 +133,21 @@ class Runner:
             self.tools, index_cls=VectorStoreIndex, embed_model=self.tb.embed
         )
 
-    async def answer(self, setup: str, question: str) -> Answer:
-        if setup == "toolrag":
-            self.tb.settings.agent_mode = self.default_mode
-            return await self.tb.aask(question)
-        if setup == "toolrag_router":
-            self.tb.settings.agent_mode = "router+react"
-            return await self.tb.aask(question)
+    async def answer(
+        self, setup: str, question: str, events: list[AgentEvent] | None = None
+    ) -> Answer:
+        """``setup``'s answer to ``question``; toolrag's events go to ``events``."""
+        if setup in ("toolrag", "toolrag_router"):
+            mode = self.default_mode if setup == "toolrag" else "router+react"
+            self.tb.settings.agent_mode = mode
+            answer: Answer | None = None
+            async for event in self.tb.astream(question):
+                if event.kind == "answer":
+                    answer = event.data["answer"]
+                elif events is not None:
+                    events.append(event)
+            assert answer is not None  # astream's last event carries it
+            return answer
         if setup == "all_tools":
             agent = plain_agent(self.tb, tools=self.tools)
         else:
@@ -150,8 +158,16 @@ class Runner:
 
 
 def record(
-    setup: str, q: Question, answer: Answer, distractors: set[str], actions: set[str], qset: str
+    setup: str,
+    q: Question,
+    answer: Answer,
+    distractors: set[str],
+    actions: set[str],
+    qset: str,
+    events: Sequence[AgentEvent] = (),
 ) -> dict[str, Any]:
+    """One question's record; ``events``: the run's, whose route decisions and model replies
+    are kept (cut) to see why an answer went wrong."""
     called = answer.tools_called
     return {
         "setup": setup,
@@ -184,6 +200,7 @@ def record(
             }
             for s in answer.trace
         ],
+        "model": [f"{e.kind}: {e.text[:600]}" for e in events if e.kind in ("route", "model_step")],
     }
 
 
@@ -270,6 +287,11 @@ def main() -> None:
     parser.add_argument(
         "--sets", default=",".join(SETS), help="Question sets of data/questions/, by file stem."
     )
+    parser.add_argument(
+        "--kinds",
+        default="",
+        help="Only questions of these kinds (comma-separated), e.g. multi_tool.",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--context", type=int, default=16384, help="Local model context.")
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "agent.json")
@@ -283,6 +305,7 @@ def main() -> None:
         choices = ", ".join(SETUPS + OPTIONAL_SETUPS)
         parser.error(f"unknown setups {sorted(unknown)}; choose from {choices}")
     sets = [s for s in args.sets.split(",") if s]
+    kinds = {k for k in args.kinds.split(",") if k}
     records_path = args.out.with_suffix("") / "records.jsonl"
     records_path.parent.mkdir(parents=True, exist_ok=True)
     if args.fresh:
@@ -325,6 +348,7 @@ def main() -> None:
             for q in questions
             if set(q.expected_tools) <= sample_names
             and (q.answer_keywords or q.answer_ids or q.no_tool)
+            and (not kinds or q.kind in kinds)
         ][:: max(1, args.every)]
         picked = pick_questions(eligible, sample_names, args.limit) if args.limit else eligible
         chosen += picked
@@ -353,9 +377,10 @@ def main() -> None:
             for n, q in enumerate(chosen, start=1):
                 key = (setup, q.id)
                 if key not in done:
+                    events: list[AgentEvent] = []
                     try:
-                        answer = asyncio.run(runner.answer(setup, q.query))
-                        done[key] = record(setup, q, answer, names, actions, set_of[q.id])
+                        answer = asyncio.run(runner.answer(setup, q.query, events))
+                        done[key] = record(setup, q, answer, names, actions, set_of[q.id], events)
                     except Exception as exc:  # a failure is a record, never a crash
                         done[key] = {"setup": setup, "id": q.id, "ok": False,
                                      "error": f"{type(exc).__name__}: {exc}"[:300]}  # fmt: skip
@@ -420,6 +445,7 @@ def main() -> None:
         pool=args.pool if args.pool != 50 else 0,
         setups=args.setups if args.setups != ",".join(SETUPS) else "",
         sets=args.sets if args.sets != ",".join(SETS) else "",
+        kinds=args.kinds,
         seed=args.seed if args.seed != 7 else 0,
         # an OpenAI-compatible server (TOOLRAG_LLM_PROVIDER=openai_like) rather than in process
         llm="server" if type(tb.llm).__name__ == "ServerLLM" else "",

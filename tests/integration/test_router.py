@@ -136,6 +136,33 @@ def test_examples_are_chosen_by_the_shape_of_the_request_then_by_its_names(
     assert [e.query for _, e, _ in reopened.select(question, k=3, k_named=2)] == picked
 
 
+def test_a_question_of_two_parts_gets_examples_for_each_part(store: ExampleStore) -> None:
+    sql, plan = ToolCallSpec(tool="run_sql"), ToolCallSpec(tool="schedule")
+    same_project = [
+        ("How many workers are on site at Harbor Point today?", "site"),
+        ("What phase is Harbor Point in right now?", "site"),
+        ("Who is the superintendent at Harbor Point?", "site"),
+        ("Is Harbor Point on site today?", "site"),
+    ]
+    store.add_many(
+        [Example(query=q, calls=[ToolCallSpec(tool=t)]) for q, t in same_project]
+        + [
+            Example(query="What was the total of paid invoices in May?", calls=[sql]),
+            Example(query="When is the roof planned to be finished at Oak Hollow?", calls=[plan]),
+        ]
+    )
+    question = (
+        "What is the total of paid invoices on Harbor Point, and when is drywall planned to "
+        "be finished at Harbor Point?"
+    )
+    tools = ["site", "run_sql", "schedule"]
+    router = Router(ScriptedLLM([]), store, mode="dynamic", k_examples=4)
+    chosen = router.choose_examples(question, tools)
+    by_tool = [sorted(e.tools)[0] for _, e in chosen]
+    assert "run_sql" in by_tool[:2] and "schedule" in by_tool[2:]  # part by part, in order
+    assert len({i for i, _ in chosen}) == len(chosen) <= 4
+
+
 def test_examples_close_to_a_test_question_are_refused(store: ExampleStore) -> None:
     store.register_test_questions([("t1", "When is substantial completion for the hotel?")])
     with pytest.raises(LeakageError, match="cosine"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import re
 import time
@@ -35,6 +36,7 @@ from llama_index.core.workflow import Context
 from pydantic import BaseModel, Field, PrivateAttr
 from workflows.events import HumanResponseEvent, InputRequiredEvent
 
+from toolrag.agent.reply_parser import ReActReplyParser
 from toolrag.errors import ConfigError, ContextOverflowError
 from toolrag.events import emit
 from toolrag.guard.grounding.read_values import unread_figures
@@ -163,11 +165,15 @@ EMPTY_PROMPT = (
     "question: {question}"
 )
 
+# The reply form is spelled out with the tool's name on the Action line: told in words to
+# "call {tool}", a small model wrote "Action: call {tool} (or another ...)", a tool named "call".
 PARTS_PROMPT = (
     "The question asks several things, and no tool was called for this part of it: "
-    '"{part}". Write an Action now: call {tool} (or another of your tools that holds that '
-    "data) for it. Then answer every part of the original question, and say which part you "
-    "could not find: {question}"
+    '"{part}". Call a tool for it now ({tool}, or another of your tools if {tool} does not '
+    "hold that data), in this form:\n"
+    "Thought: <one sentence>\nAction: {tool}\nAction Input: <the arguments as a JSON object>\n"
+    "Then answer every part of the original question, and say which part you could not find: "
+    "{question}"
 )
 
 FOUND_PROMPT = (
@@ -433,7 +439,7 @@ def build_agent(
     formatter = CompactReActFormatter(
         system_header=REACT_HEADER, token_budget=prompt_budget(llm), count_tokens=token_counter(llm)
     )
-    return ReActAgent(**common, formatter=formatter)
+    return ReActAgent(**common, formatter=formatter, output_parser=ReActReplyParser())
 
 
 def _collect(
@@ -537,12 +543,42 @@ def _open_part(
     prior: Sequence[TraceStep],
     answer: Answer,
     offered: Sequence[str],
+    part_tools: Sequence[Sequence[str]] = (),
 ) -> tuple[str, str] | None:
-    """The first part of the question (with its best tool) that no call, the router's
-    included, used that tool for, when that tool is offered; None when every part has one."""
-    called = {s.tool for s in prior} | set(answer.tools_called)
-    left = [(p, t) for p, t in parts if t not in called]
+    """The first part of the question (with its best tool) that no call served, the router's
+    calls included; None when every part has one, or when the open part's best tool is not
+    offered. A call serves one part, of whose best few tools (``part_tools``, aligned with
+    ``parts``; else its best tool alone) it used one: two parts are not served by one call,
+    and a part whose best tool is wrong is still served by a call of its second."""
+    calls = [s.tool for s in prior] + answer.tools_called
+    wanted = [
+        [t, *(part_tools[n] if n < len(part_tools) else ())] for n, (_, t) in enumerate(parts)
+    ]
+    served = _served_parts(wanted, calls)
+    left = [part for n, part in enumerate(parts) if n not in served]
     return left[0] if left and left[0][1] in offered else None
+
+
+def _served_parts(wanted: Sequence[Sequence[str]], calls: Sequence[str]) -> set[int]:
+    """The parts (indices into ``wanted``: each part's tools, the best first) that ``calls``
+    serve, one call to a part, as many parts as can be served; among assignments that serve
+    as many, the one whose calls are their parts' better tools. A question has at most
+    ``MAX_PARTS`` parts, so every order of them is tried."""
+    best: tuple[int, int, set[int]] = (-1, 0, set())
+    for order in itertools.permutations(range(len(wanted))):
+        left = list(calls)
+        served: set[int] = set()
+        rank = 0
+        for n in order:
+            for r, tool in enumerate(wanted[n]):
+                if tool in left:
+                    left.remove(tool)
+                    served.add(n)
+                    rank += r
+                    break
+        if (len(served), -rank) > best[:2]:
+            best = (len(served), -rank, served)
+    return best[2]
 
 
 async def _decide(event: Any, approver: Approver | None, answer: Answer) -> bool:
@@ -632,6 +668,7 @@ async def run_agent(
     steps_before_repair = 0
     # a question of several parts gets one more turn for a part no tool was called for
     parts = list(getattr(retriever.retriever, "last_parts", []) if retriever else [])
+    part_tools = list(getattr(retriever.retriever, "last_part_tools", []) if retriever else [])
     parts_asked = False
     # every tool result's whole text (the router's too): the figures an answer may give
     read: list[str] = [str(getattr(s, "observation", "")) for s in reasoning]
@@ -696,7 +733,9 @@ async def run_agent(
             answer.answer = LOOP_ANSWER.format(tool=looped.tool, result=result)
             steps_before_repair = len(answer.trace)
             looped_found = looped.success and not looped.empty
-            if not parts_asked and (open_part := _open_part(parts, prior, answer, offered)):
+            if not parts_asked and (
+                open_part := _open_part(parts, prior, answer, offered, part_tools)
+            ):
                 # a part of the question no tool was called for: its turn comes before the
                 # loop's (the model repeats the call it has while a part is still open)
                 parts_asked = True
@@ -755,7 +794,7 @@ async def run_agent(
         answer.answer = text.strip()
         steps_before_repair = len(answer.trace)
         last = answer.trace[-1] if answer.trace else None
-        if not parts_asked and (open_part := _open_part(parts, prior, answer, offered)):
+        if not parts_asked and (open_part := _open_part(parts, prior, answer, offered, part_tools)):
             # a part of the question no tool was called for: one turn to call one
             parts_asked = True
             answer.repairs += 1

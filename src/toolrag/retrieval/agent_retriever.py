@@ -48,6 +48,9 @@ from toolrag.text import bounded
 
 UnknownTool = Callable[[str], BaseTool]
 MAX_PARTS = 4  # parts of one question searched for their own best tool
+# a part counts as served by a call of any of its best few tools: its best one alone is often
+# wrong when the part names a record that another tool's examples name too
+PART_CANDIDATES = 3
 
 
 class RegistryNodeMapping(BaseObjectNodeMapping[BaseTool]):
@@ -135,6 +138,8 @@ class ToolIndexRetriever(BaseRetriever):
         self.last_searched = ""
         # the last question's parts when it asks several things: (part, the part's best tool)
         self.last_parts: list[tuple[str, str]] = []
+        # for each of last_parts, its best few tools (PART_CANDIDATES), the best first
+        self.last_part_tools: list[list[str]] = []
         # the queries searched as requests: the first is the run's question, and a later bare
         # word that is none of them is an Action name the model made up ("call")
         self.searched: set[str] = set()
@@ -178,7 +183,9 @@ class ToolIndexRetriever(BaseRetriever):
         found += self._from_context(query, found, companions)
         hits = [(h.name, h.score) for h in found]
         self.last_retrieved = hits
-        self.last_parts = self._parts(self.last_searched) if found else []
+        parts = self._parts(self.last_searched) if found else []
+        self.last_parts = [(part, tools[0]) for part, tools in parts]
+        self.last_part_tools = [tools for _, tools in parts]
         self.last_required = {h.name: h.required_by for h in found if h.required_by}
         self.last_named = [h.name for h in found if h.named]
         chosen: dict[str, float] = {}
@@ -219,21 +226,28 @@ class ToolIndexRetriever(BaseRetriever):
                 have.add(h.name)
         return extra[: self.k - len(found)]
 
-    def _parts(self, query: str) -> list[tuple[str, str]]:
+    def _parts(self, query: str) -> list[tuple[str, list[str]]]:
         """Each part of a question that asks several things ("What is the total of
-        ORD-1042 and what is the weather in Oslo?"), with the tool that fits it best; [] for a
-        question of one part. The agent checks that it called a tool for every part."""
+        ORD-1042 and what is the weather in Oslo?"), with the read tools (or asked-for
+        actions) that fit it best, at most ``PART_CANDIDATES``, the best first; [] for a
+        question of one part, or when every part's best tool is the same. The agent checks
+        that it called one of them for every part."""
         parts, _ = self.index.stages.split(query)
         companions = self._companions()
         out = []
         for part in parts[:MAX_PARTS]:
             hits = self.index.retrieve(
-                part, k=1 + len(companions), translate=False, floor=self.floor
+                part, k=PART_CANDIDATES + len(companions), translate=False, floor=self.floor
             )
-            best = [h for h in hits if h.name not in companions][:1]
-            if best and best[0].name in self.names and self._asked(best[0].id):
-                out.append((part, best[0].name))
-        return out if len({tool for _, tool in out}) > 1 else []
+            best = [
+                h.name
+                for h in hits
+                if h.name not in companions and h.name in self.names and self._asked(h.id)
+            ][:PART_CANDIDATES]
+            first = next((h for h in hits if h.name not in companions), None)
+            if best and first is not None and first.name == best[0]:
+                out.append((part, best))
+        return out if len({tools[0] for _, tools in out}) > 1 else []
 
     def _companions(self) -> set[str]:
         """The names of the index's companion cards (``ToolCard.companion``)."""

@@ -324,6 +324,9 @@ class Router:
         if self.examples is None or self.mode == "none":
             return []
         if self.mode == "dynamic":
+            parts = question_parts(question)
+            if parts:
+                return self._examples_per_part(parts, tools)
             picked = self.examples.select(question, k=self.k_examples, tools=tools)
             return [(i, e) for i, e, _ in picked][::-1]  # the nearest last, beside the question
         chosen: list[tuple[str, Example]] = []
@@ -333,6 +336,23 @@ class Router:
             if first is not None:
                 chosen.append(first)
         return chosen[: self.k_examples]
+
+    def _examples_per_part(
+        self, parts: Sequence[str], tools: Sequence[str]
+    ) -> list[tuple[str, Example]]:
+        """Examples for a question of several parts, chosen for each part on its own (an equal
+        share of ``k_examples``, at least 2): chosen for the whole question, they follow the
+        part that names the most (a project's name pulls that project's examples, of any
+        tool), and the model then calls that tool for every part. Part by part, each part's
+        nearest last; an example chosen for an earlier part is not shown twice."""
+        assert self.examples is not None
+        share = max(2, -(-self.k_examples // len(parts)))
+        chosen: dict[str, Example] = {}
+        for part in parts:
+            picked = self.examples.select(part, k=share, tools=tools, k_named=1)
+            for i, e, _ in picked[::-1]:
+                chosen.setdefault(i, e)
+        return list(chosen.items())
 
     def prompt(self, question: str, tools: Sequence[BaseTool], examples: Sequence[Example]) -> str:
         by_name = {t.metadata.get_name(): t for t in tools}

@@ -1,0 +1,84 @@
+"""The ReAct reply parser: the stock shapes unchanged, an answer written before an action read
+as the answer alone, a call written on the Action line read as the action."""
+
+from __future__ import annotations
+
+import pytest
+from llama_index.core.agent.react.types import ActionReasoningStep, ResponseReasoningStep
+
+from toolrag.agent.reply_parser import ReActReplyParser
+
+parse = ReActReplyParser().parse
+
+
+def test_the_stock_action_form_is_read_as_before() -> None:
+    step = parse('Thought: I need data.\nAction: run_sql\nAction Input: {"sql": "SELECT 1"}')
+    assert isinstance(step, ActionReasoningStep)
+    assert (step.action, step.action_input) == ("run_sql", {"sql": "SELECT 1"})
+    assert step.thought == "I need data."
+
+
+def test_the_stock_answer_form_is_read_as_before() -> None:
+    step = parse("Thought: I know it.\nAnswer: 42 days.")
+    assert isinstance(step, ResponseReasoningStep)
+    assert (step.thought, step.response) == ("I know it.", "42 days.")
+
+
+def test_an_action_before_an_answer_is_the_action() -> None:
+    step = parse('Thought: t\nAction: get_status\nAction Input: {"id": "A-1"}\nAnswer: ok')
+    assert isinstance(step, ActionReasoningStep) and step.action == "get_status"
+
+
+def test_an_answer_before_an_action_is_the_answer_without_the_action_lines() -> None:
+    reply = (
+        "Thought: To find the amount I searched.\n"
+        "Answer: The subcontract is worth $971,350.\n"
+        "Action: search_documents\n"
+        'Action Input: {"query": "subcontract", "document_type": "rfi"}'
+    )
+    step = parse(reply)
+    assert isinstance(step, ResponseReasoningStep)
+    assert step.response == "The subcontract is worth $971,350."
+    assert step.thought == "To find the amount I searched."
+
+
+def test_an_answer_of_several_lines_keeps_them_up_to_the_next_step() -> None:
+    step = parse("Answer: Two sheets:\n- S-201\n- A-101\nThought: done\nObservation: x")
+    assert isinstance(step, ResponseReasoningStep)
+    assert step.response == "Two sheets:\n- S-201\n- A-101"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'Action: run_sql({"sql": "SELECT SUM(amount) FROM invoices WHERE name = \'Pool\'"})',
+        'Action: run_sql({"sql": "SELECT SUM(amount) FROM invoices WHERE name = \'Pool\'"}',
+        'Action: run_sql {"sql": "SELECT SUM(amount) FROM invoices WHERE name = \'Pool\'"}',
+        "Action: run_sql({'sql': \"SELECT SUM(amount) FROM invoices WHERE name = 'Pool'\"})",
+    ],
+)
+def test_a_call_on_the_action_line_is_the_action(line: str) -> None:
+    step = parse(f"Thought: The total is in the database.\n{line}")
+    assert isinstance(step, ActionReasoningStep)
+    assert step.action == "run_sql"
+    assert step.action_input == {"sql": "SELECT SUM(amount) FROM invoices WHERE name = 'Pool'"}
+    assert step.thought == "The total is in the database."
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Thought: I should ask.\nAction: ask_to_user",  # no input at all
+        "Thought: hmm\nAction: run_sql(SELECT 1)",  # not a JSON object
+        "Thought: I am thinking",  # neither an action nor an answer
+    ],
+)
+def test_what_still_cannot_be_read_raises_for_a_retry(reply: str) -> None:
+    with pytest.raises(ValueError):
+        parse(reply)
+
+
+def test_a_long_unreadable_reply_is_refused_quickly() -> None:
+    reply = "Thought: " + "Action: x(" * 5_000
+    with pytest.raises(ValueError):
+        parse(reply)
