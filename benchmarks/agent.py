@@ -101,7 +101,12 @@ class PoolToolbox(Toolbox):
 
     @cached_property
     def tool_index(self) -> ToolIndex:
-        index = ToolIndex(self.settings.state_dir / "toolindex", self.embed, table="tools_pool")
+        index = ToolIndex(
+            self.settings.state_dir / "toolindex",
+            self.embed,
+            table="tools_pool",
+            name_weight=self.settings.tool_name_weight,  # TOOLRAG_TOOL_NAME_WEIGHT
+        )
         index.sync(self.cards())
         return index
 
