@@ -259,6 +259,27 @@ def test_a_turn_that_drops_an_unread_figure_replaces_the_answer(
     assert answer.repairs == 1 and answer.answer == "I could not find the average."
 
 
+def test_a_made_up_figure_given_again_is_replaced_by_the_answer_read_from_the_results(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    right = react(
+        "run_sql",
+        {"sql": "SELECT AVG(contract_value) FROM projects WHERE contract_type = 'lump sum'"},
+    )
+    made_up = final("The average is $6,510,000, and $1,250,000 of it is unpaid.")
+    tb = toolbox_factory([right, made_up, made_up, "The average contract value is $6,510,000."])
+    answer = tb.ask("What is the average contract value of the lump sum projects?")
+    assert answer.repairs == 1 and answer.llm_calls == 4
+    assert answer.answer == "The average contract value is $6,510,000."
+    read = tb.llm.prompts[-1][-1].content or ""  # type: ignore[attr-defined]
+    assert "from this tool result only" in read and "6510000" in read.replace(",", "")
+
+    # a read that gives a figure the results lack too is not kept: the model's answer stays
+    tb = toolbox_factory([right, made_up, made_up, "It is $7,000,000."])
+    answer = tb.ask("What is the average contract value of the lump sum projects?")
+    assert answer.answer == "The average is $6,510,000, and $1,250,000 of it is unpaid."
+
+
 def test_figures_the_results_hold_need_no_more_turns(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:

@@ -167,3 +167,33 @@ def test_an_answer_after_a_loop_reads_the_whole_result_not_the_traces_cut() -> N
     question = "How many days late was milestone 11?"
     assert asyncio.run(answer_from_result(llm, question, step)) == "Milestone 11 was 11 days late."
     assert '"id": "M-11"' in (llm.prompts[0][-1].content or "")
+
+
+def _schedule_step(toolbox_factory: Callable[..., Toolbox], question: str) -> TraceStep:
+    """The one step of a run whose model lists GRB-109's schedule, naming only the project."""
+    tb = toolbox_factory([react("get_project_schedule", {"project": "GRB-109"}), final("Done.")])
+    return tb.ask(question).trace[0]
+
+
+def test_a_status_word_the_question_uses_in_passing_does_not_hide_the_row_it_asks_about(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    # "complete" is a status value; the drywall milestone is not complete yet, so with the
+    # status added the listing held only finished rows, and the model read one of them
+    step = _schedule_step(
+        toolbox_factory, "When is drywall planned to be complete at Pinecrest Senior Living?"
+    )
+    assert step.ran_with in (None, {"project": "GRB-109"})
+    assert "M-109-09" in step.read_text() and "2026-05-06" in step.read_text()
+    assert "status='complete'" in step.read_text() and "results without it" in step.read_text()
+
+
+def test_a_status_the_question_asks_for_stays_added(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    step = _schedule_step(
+        toolbox_factory, "Which milestones at Pinecrest Senior Living are in progress?"
+    )
+    assert step.ran_with == {"project": "GRB-109", "status": "in_progress"}
+    rows = json.loads(step.read_text())["data"]
+    assert rows and {r["status"] for r in rows} == {"in_progress"}

@@ -82,3 +82,19 @@ def test_a_long_unreadable_reply_is_refused_quickly() -> None:
     reply = "Thought: " + "Action: x(" * 5_000
     with pytest.raises(ValueError):
         parse(reply)
+
+
+def test_a_thought_alone_or_a_copied_format_is_not_an_answer() -> None:
+    from toolrag.agent.loop import readable
+
+    assert readable("The drawings are A-201 and C-101.")
+    assert readable("Thought: I found them.\nAnswer: A-201 and C-101.")
+    assert not readable("Thought: The results showed three drawings: A-201, C-101 and E-301.")
+    copied = (
+        "Thought: The results showed three drawings.\n\nThe output should be in one of the "
+        "following formats:\n1. To call a tool:\n```\nThought: <thought>\nAction: <action>\n"
+        "Action Input: <action_input>\n```\n2. To answer the question:\n```\n"
+        "Thought: <thought>\nAnswer: <answer>\n```"
+    )
+    assert not readable(copied)
+    assert not readable("Thought: x\nAnswer: <answer>")

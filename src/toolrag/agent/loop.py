@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.agent.react.types import BaseReasoningStep
+from llama_index.core.agent.react.types import BaseReasoningStep, ResponseReasoningStep
 from llama_index.core.agent.workflow import (
     AgentOutput,
     FunctionAgent,
@@ -246,9 +246,19 @@ def bounded_question(question: str) -> str:
 
 def readable(text: str) -> bool:
     """Whether a final answer is prose, not garbage or a ReAct fragment the parser let
-    through ("Thought: I should" at the iteration cap, "%%% ???")."""
-    if _REACT_FRAGMENT.match(text) and "Answer:" not in text:
-        return False
+    through ("Thought: I should" at the iteration cap, "%%% ???"). Text that opens like a
+    ReAct step is an answer only when it reads as one: a thought alone is not, nor a reply
+    that copied the format it was shown ("Answer: <answer>") after its thought."""
+    if _REACT_FRAGMENT.match(text):
+        try:
+            step = ReActReplyParser().parse(text)
+        except ValueError:
+            return False
+        response = getattr(step, "response", None)
+        if not isinstance(step, ResponseReasoningStep) or not isinstance(response, str):
+            return False
+        if "<answer>" in response or re.search(r"\w", response) is None:
+            return False
     return re.search(r"\w", text) is not None  # "12" and "Yes." are answers; "%%% ???" is not
 
 
@@ -779,12 +789,15 @@ async def run_agent(
             # shows and gave fewer of them, or to answer from the data it found (a call that
             # failed after others found data, a repeated call that found data) and gave no
             # figure that data lacks. After a loop the first "answer" only says it stopped:
-            # an answer with such figures is read from the data instead.
+            # an answer with such figures is read from the data instead. So is an answer
+            # that still gives figures no result shows after it was asked to drop them (the
+            # model wrote the made-up "$1,000,000" again): the read is kept only when every
+            # figure in it is the results', else the model's answer stays.
             if (figures_asked and len(unread) < len(figures_asked)) or (
                 (from_found or loop_found) and not unread
             ):
                 answer.answer = text.strip()
-            elif loop_found:
+            elif loop_found or (figures_asked and unread):
                 data = found_data(prior, answer.trace)
                 several = bool(question_parts(question))  # each part from its own result
                 await read_answer(

@@ -74,24 +74,51 @@ def _listing(data: Any) -> tuple[list[Any], Callable[[list[Any]], Any]] | None:
     return None
 
 
-def focus_rows(question: str, result: ToolResult) -> ToolResult:
-    """``result`` with the rows of its listing that name the question's distinctive words
-    first, and a note saying which words moved them; ``result`` itself when nothing moves."""
+# a listing's rows, how to put them back, each row's score, the words each names, the terms
+Scored = tuple[list[Any], Callable[[list[Any]], Any], list[float], list[set[str]], set[str]]
+
+
+def _scored(question: str, result: ToolResult) -> Scored | None:
+    """The rows of ``result``'s listing with how to put a reordered list back, each row's
+    score (the rarity of the question's distinctive words it names), the words each names,
+    and the distinctive words; None when nothing can be told apart (a failed or cut result,
+    a short listing, an order asked)."""
     if not result.success or result.truncated or not question:
-        return result
+        return None
     found = _listing(result.data)
     if found is None or len(found[0]) < MIN_ROWS:
-        return result
+        return None
     rows, put = found
     asked = {w for w in _words(question[:2_000]) if len(w) >= MIN_WORD} - QUESTION_WORDS
     if not asked or asked & ORDER_WORDS:
-        return result
+        return None
     named = [_words(_values(row)[:MAX_TEXT]) & asked for row in rows]
     counts = {w: sum(w in n for n in named) for w in asked}
     terms = {w for w, c in counts.items() if 0 < c <= len(rows) * MAX_SHARE}
     if not terms:
-        return result
+        return None
     scores = [sum(math.log(len(rows) / counts[w]) for w in n & terms) for n in named]
+    return rows, put, scores, named, terms
+
+
+def best_rows(question: str, result: ToolResult) -> list[Any]:
+    """The rows of ``result``'s listing that name the question's distinctive words best
+    (:func:`focus_rows` repeats them in its note); [] when no row stands out."""
+    scored = _scored(question, result)
+    if scored is None:
+        return []
+    rows, _, scores, _, _ = scored
+    top = max(scores)
+    return [r for r, s in zip(rows, scores, strict=True) if s == top] if top > 0 else []
+
+
+def focus_rows(question: str, result: ToolResult) -> ToolResult:
+    """``result`` with the rows of its listing that name the question's distinctive words
+    first, and a note saying which words moved them; ``result`` itself when nothing moves."""
+    scored = _scored(question, result)
+    if scored is None:
+        return result
+    rows, put, scores, named, terms = scored
     order = sorted(range(len(rows)), key=lambda i: (-scores[i], i))
     moved = [i for i in order if scores[i] > 0]
     words = sorted({w for i in moved for w in named[i] & terms})

@@ -3,19 +3,24 @@
 The call as completed runs through the guard as its own audited step. When filters were added,
 its result says which filters were applied and which of them were added; when the added
 filters find nothing, the call runs once more as the model wrote it, so a filter read wrongly
-from the question costs a step, never the answer. Calls of write, delete and external tools are
-never completed: the model's arguments for an action are the model's (and a person's, for a
-gated one). A read call's listing comes back with the rows that name the question's
-distinctive words first (:mod:`toolrag.guard.focus`).
+from the question costs a step, never the answer. The same holds when a filter added from a
+plain word of the question (a status such as ``complete`` in "when is drywall planned to be
+complete?") leaves out the rows that name the question's words best: the call runs without
+that filter, and its result is kept when it holds rows that name them better. Calls of
+write, delete and external tools are never completed: the model's arguments for an action are
+the model's (and a person's, for a gated one). A read call's listing comes back with the rows
+that name the question's distinctive words first (:mod:`toolrag.guard.focus`).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolrag.guard.executor import ToolGuard
-from toolrag.guard.focus import focus_rows
+from toolrag.guard.focus import best_rows, focus_rows
 from toolrag.guard.grounding.filters import complete_filters
 from toolrag.tools.result import ToolResult
 
@@ -60,6 +65,58 @@ async def call_with_named_filters(
                 arguments,
                 steps=2,
             )
+    worded = [k for k, v in done.added.items() if isinstance(v, str) and _WORD_VALUE.fullmatch(v)]
+    if worded and result.success and not result.empty:
+        kept = {k: v for k, v in done.added.items() if k not in worded}
+        plain_args = {k: v for k, v in done.arguments.items() if k not in worded}
+        plain = await guard.acall(name, plain_args, run_id=run_id, step=step + 1)
+        if _left_out(question, result, plain):
+            dropped = ", ".join(f"{k}={done.added[k]!r}" for k in worded)
+            note = (
+                f"With {dropped} (a filter the question seems to name) the rows that name the "
+                f"question's words best were left out: these are the results without it."
+            )
+            kept_note = complete_filters(question, name, card.parameters, plain_args,
+                                         guard.vocabulary).note()  # fmt: skip
+            return Narrowed(
+                focus_rows(question, plain).with_note(note).with_note(kept_note),
+                plain_args,
+                steps=2,
+                added=kept,
+            )
     return Narrowed(
         focus_rows(question, result).with_note(done.note()), done.arguments, added=done.added
     )
+
+
+# an added filter value that is a plain word ("complete", "in_progress"), not a code or a name:
+# the kind a question uses in passing ("planned to be complete")
+_WORD_VALUE = re.compile(r"[a-z]+(?:_[a-z]+)*")
+
+
+def _left_out(question: str, narrowed: ToolResult, plain: ToolResult) -> bool:
+    """Whether ``plain`` (the call without a filter added from a plain word) has a row that
+    names the question's words best (one of the best, when several tie) that ``narrowed``
+    (with it) lacks: "drywall" is named best by the drywall milestone and by the framing one
+    its subcontractor tops out, and ``status='complete'`` keeps the second only."""
+    if not plain.success or plain.empty:
+        return False
+    best = best_rows(question, plain)
+    if not best:
+        return False
+    have = {_key(r) for r in _rows(narrowed.data)}
+    return not all(_key(r) in have for r in best)
+
+
+def _key(row: Any) -> str:
+    return json.dumps(row, sort_keys=True, default=str)
+
+
+def _rows(data: Any) -> list[Any]:
+    """The rows of a listing (a list of objects, or one under a single key); [] otherwise."""
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict):
+        lists = [v for v in data.values() if isinstance(v, list)]
+        return lists[0] if len(lists) == 1 else []
+    return []
