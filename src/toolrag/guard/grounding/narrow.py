@@ -4,7 +4,7 @@ The call as completed runs through the guard as its own audited step. When filte
 its result says which filters were applied and which of them were added; when the added
 filters find nothing, the call runs once more as the model wrote it, so a filter read wrongly
 from the question costs a step, never the answer. The same holds when a filter added from a
-plain word of the question (a status such as ``complete`` in "when is drywall planned to be
+plain word of the question (a status such as ``complete`` in "when is the roof planned to be
 complete?") leaves out the rows that name the question's words best: the call runs without
 that filter, and its result is kept when it holds rows that name them better. Calls of
 write, delete and external tools are never completed: the model's arguments for an action are
@@ -97,8 +97,8 @@ _WORD_VALUE = re.compile(r"[a-z]+(?:_[a-z]+)*")
 def _left_out(question: str, narrowed: ToolResult, plain: ToolResult) -> bool:
     """Whether ``plain`` (the call without a filter added from a plain word) has a row that
     names the question's words best (one of the best, when several tie) that ``narrowed``
-    (with it) lacks: "drywall" is named best by the drywall milestone and by the framing one
-    its subcontractor tops out, and ``status='complete'`` keeps the second only."""
+    (with it) lacks: the question's rare word is named best by the row it asks about and by
+    another row, and an added ``status='complete'`` keeps the finished other row only."""
     if not plain.success or plain.empty:
         return False
     best = best_rows(question, plain)
