@@ -37,7 +37,9 @@ class MarkerError(Exception):
 
 # --- headline figures per benchmark --------------------------------------------------------------
 def _f(value: Any, digits: int = 4) -> str:
-    if isinstance(value, bool) or value is None:
+    if value is None:  # not measured, or not applicable (no no-tool question in the run)
+        return "-"
+    if isinstance(value, bool):
         return str(value)
     if isinstance(value, float):
         return f"{value:.{digits}f}"
@@ -431,7 +433,7 @@ def docs_section(record: dict[str, Any]) -> str:
     lines += [f"| {label} | {value} |" for label, value in headline_rows(record)]
     lines += [
         "",
-        f"- command: `{record['command']}` ({record['seconds']} s)",
+        f"- command: `{record['command']}` ({_f(record['seconds'], 1)} s)",
         f"- commit {_commit(record)}, {record['date']}",
         f"- machine: {_machine(record['machine'])}",
         f"- result file: [benchmarks/results/{name}.json](../benchmarks/results/{name}.json)",
