@@ -223,6 +223,12 @@ def test_a_repair_turn_without_a_tool_call_keeps_the_first_answer(
     assert "Observation:" in repair and "projectz" in repair
 
 
+# the model's call that reads the right figure ($6,510,000) for the lump sum questions below
+LUMP_SUM_AVERAGE = react(
+    "run_sql", {"sql": "SELECT AVG(contract_value) FROM projects WHERE contract_type = 'lump sum'"}
+)
+
+
 def test_an_answer_with_a_figure_no_result_shows_gets_one_more_turn(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:
@@ -230,10 +236,7 @@ def test_an_answer_with_a_figure_no_result_shows_gets_one_more_turn(
         "run_sql",
         {"sql": "SELECT AVG(contract_value) FROM projects WHERE project_type = 'lump sum'"},
     )
-    right = react(
-        "run_sql",
-        {"sql": "SELECT AVG(contract_value) FROM projects WHERE contract_type = 'lump sum'"},
-    )
+    right = LUMP_SUM_AVERAGE
     tb = toolbox_factory(
         [wrong, final("The average is $1,200,000."), right, final("It is $6,510,000.")]
     )
@@ -262,10 +265,7 @@ def test_a_turn_that_drops_an_unread_figure_replaces_the_answer(
 def test_a_made_up_figure_given_again_is_replaced_by_the_answer_read_from_the_results(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:
-    right = react(
-        "run_sql",
-        {"sql": "SELECT AVG(contract_value) FROM projects WHERE contract_type = 'lump sum'"},
-    )
+    right = LUMP_SUM_AVERAGE
     made_up = final("The average is $6,510,000, and $1,250,000 of it is unpaid.")
     tb = toolbox_factory([right, made_up, made_up, "The average contract value is $6,510,000."])
     answer = tb.ask("What is the average contract value of the lump sum projects?")
@@ -283,10 +283,7 @@ def test_a_made_up_figure_given_again_is_replaced_by_the_answer_read_from_the_re
 def test_figures_the_results_hold_need_no_more_turns(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:
-    right = react(
-        "run_sql",
-        {"sql": "SELECT AVG(contract_value) FROM projects WHERE contract_type = 'lump sum'"},
-    )
+    right = LUMP_SUM_AVERAGE
     tb = toolbox_factory([right, final("The average is $6,510,000.")])
     answer = tb.ask("What is the average contract value of the lump sum projects?")
     assert answer.repairs == 0 and answer.answer == "The average is $6,510,000."

@@ -186,6 +186,7 @@ def test_a_status_word_the_question_uses_in_passing_does_not_hide_the_row_it_ask
     assert step.ran_with in (None, {"project": "GRB-109"})
     assert "M-109-09" in step.read_text() and "2026-05-06" in step.read_text()
     assert "status='complete'" in step.read_text() and "results without it" in step.read_text()
+    assert "status='complete' (added" not in step.read_text()  # not said to be applied
 
 
 def test_a_status_the_question_asks_for_stays_added(

@@ -254,10 +254,9 @@ def readable(text: str) -> bool:
             step = ReActReplyParser().parse(text)
         except ValueError:
             return False
-        response = getattr(step, "response", None)
-        if not isinstance(step, ResponseReasoningStep) or not isinstance(response, str):
+        if not isinstance(step, ResponseReasoningStep):
             return False
-        if "<answer>" in response or re.search(r"\w", response) is None:
+        if "<answer>" in step.response or re.search(r"\w", step.response) is None:
             return False
     return re.search(r"\w", text) is not None  # "12" and "Yes." are answers; "%%% ???" is not
 
@@ -561,9 +560,7 @@ def _open_part(
     ``parts``; else its best tool alone) it used one: two parts are not served by one call,
     and a part whose best tool is wrong is still served by a call of its second."""
     calls = [s.tool for s in prior] + answer.tools_called
-    wanted = [
-        [t, *(part_tools[n] if n < len(part_tools) else ())] for n, (_, t) in enumerate(parts)
-    ]
+    wanted = [part_tools[n] if n < len(part_tools) else [t] for n, (_, t) in enumerate(parts)]
     served = _served_parts(wanted, calls)
     left = [part for n, part in enumerate(parts) if n not in served]
     return left[0] if left and left[0][1] in offered else None

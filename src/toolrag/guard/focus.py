@@ -74,6 +74,12 @@ def _listing(data: Any) -> tuple[list[Any], Callable[[list[Any]], Any]] | None:
     return None
 
 
+def listing_rows(data: Any) -> list[Any]:
+    """The rows of the listing ``data`` is or holds (:func:`_listing`); [] for anything else."""
+    found = _listing(data)
+    return found[0] if found is not None else []
+
+
 # a listing's rows, how to put them back, each row's score, the words each names, the terms
 Scored = tuple[list[Any], Callable[[list[Any]], Any], list[float], list[set[str]], set[str]]
 

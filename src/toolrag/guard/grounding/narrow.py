@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolrag.guard.executor import ToolGuard
-from toolrag.guard.focus import best_rows, focus_rows
-from toolrag.guard.grounding.filters import complete_filters
+from toolrag.guard.focus import best_rows, focus_rows, listing_rows
+from toolrag.guard.grounding.filters import Completion, complete_filters
 from toolrag.tools.result import ToolResult
 
 
@@ -76,8 +76,10 @@ async def call_with_named_filters(
                 f"With {dropped} (a filter the question seems to name) the rows that name the "
                 f"question's words best were left out: these are the results without it."
             )
-            kept_note = complete_filters(question, name, card.parameters, plain_args,
-                                         guard.vocabulary).note()  # fmt: skip
+            # the filters it ran with, the dropped ones left out (not worked out again: the
+            # question would name them again)
+            applied = {k: v for k, v in done.applied.items() if k not in worded}
+            kept_note = Completion(arguments=plain_args, added=kept, applied=applied).note()
             return Narrowed(
                 focus_rows(question, plain).with_note(note).with_note(kept_note),
                 plain_args,
@@ -104,19 +106,9 @@ def _left_out(question: str, narrowed: ToolResult, plain: ToolResult) -> bool:
     best = best_rows(question, plain)
     if not best:
         return False
-    have = {_key(r) for r in _rows(narrowed.data)}
+    have = {_key(r) for r in listing_rows(narrowed.data)}
     return not all(_key(r) in have for r in best)
 
 
 def _key(row: Any) -> str:
     return json.dumps(row, sort_keys=True, default=str)
-
-
-def _rows(data: Any) -> list[Any]:
-    """The rows of a listing (a list of objects, or one under a single key); [] otherwise."""
-    if isinstance(data, list):
-        return data
-    if isinstance(data, dict):
-        lists = [v for v in data.values() if isinstance(v, list)]
-        return lists[0] if len(lists) == 1 else []
-    return []
