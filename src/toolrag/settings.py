@@ -77,6 +77,13 @@ class Settings(BaseSettings):
     max_tokens: int = Field(384, description="Most tokens the LLM may generate per step.")
     context_window: int = Field(4096, ge=4096, description="Local model context (>= 4096).")
     llm_threads: int = Field(2, ge=1, description="CPU threads for the local model.")
+    local_prompt_states_mb: int = Field(
+        1024,
+        ge=0,
+        description="Local model: megabytes of earlier prompts' model states kept, so a call "
+        "whose prompt opens like an earlier one's (the router's, the agent's) reads only what "
+        "differs; 0 keeps only the last prompt.",
+    )
     llm_timeout_s: float = Field(120.0, gt=0, description="Timeout of one remote LLM request.")
     tool_result_role: Literal["tool", "user"] = Field(
         "tool",

@@ -129,3 +129,22 @@ def test_local_model_answers_from_a_users_own_collections(
     assert [s.tool for s in answer.trace][:1] == ["search_policies"], answer.trace
     assert "14" in answer.answer, answer.answer
     assert any(s.file == "policies/it/passwords.html" for s in answer.sources)
+
+
+def test_a_prompt_started_from_a_stored_state_answers_as_a_fresh_one() -> None:
+    """The local model keeps earlier prompts' states (``PromptStates``): a prompt that opens
+    like one two calls back starts from that state, reports the shared opening as cached, and
+    writes what a fresh evaluation wrote."""
+    from toolrag.models import make_llm
+    from toolrag.models.usage import cached_tokens
+
+    llm = make_llm(Settings(llm_provider="local"))
+    opening_a = "You list colours. Reply with three colour names separated by commas.\n"
+    opening_b = "You count. Reply with the next three numbers separated by commas.\n"
+    first = llm.complete(opening_a + "Start after: red")
+    other = llm.complete(opening_b + "Start after: 7")  # the KV cache holds another prompt
+    again = llm.complete(opening_a + "Start after: red")
+    assert again.text == first.text
+    # beyond the chat template both share, the whole opening came from the stored state
+    template = cached_tokens(other.raw) or 0
+    assert (cached_tokens(again.raw) or 0) >= template + len(opening_a.split())

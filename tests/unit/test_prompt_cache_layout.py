@@ -7,12 +7,14 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import pytest
+from llama_cpp.llama import LlamaState
 from llama_index.core.llms import ChatMessage, MessageRole
 from llama_index.core.tools import FunctionTool
 
 from toolrag import ScriptedLLM
 from toolrag.agent.loop import SYSTEM_PROMPT, build_agent
-from toolrag.models.local_llm import LocalLlamaCPP, reused_prefix
+from toolrag.models.local_llm import LocalLlamaCPP, PromptStates, reused_prefix, shared_prefix
 from toolrag.models.usage import cached_tokens
 
 
@@ -109,3 +111,58 @@ def test_a_local_completion_reports_its_cached_tokens_in_openais_shape() -> None
     response = llm.complete("rules|next", formatted=True)
     assert response.text == "A2"
     assert cached_tokens(response.raw) == len("rules|")
+
+
+def _state(tokens: str, size: int = 10) -> LlamaState:
+    ids = np.array([ord(c) for c in tokens], dtype=np.intc)
+    return LlamaState(ids, np.zeros((1, 1), np.single), len(ids), b"x" * size, size, 0)
+
+
+def _key(text: str) -> tuple[int, ...]:
+    return tuple(ord(c) for c in text)
+
+
+def test_prompt_states_give_the_state_sharing_the_longest_prefix() -> None:
+    states = PromptStates(capacity_bytes=1_000)
+    states[_key("router rules|Q1|JSON")] = _state("router rules|Q1|JSON")
+    states[_key("agent header|Q1|Answer")] = _state("agent header|Q1|Answer")
+    assert states[_key("router rules|Q2")].n_tokens == len("router rules|Q1|JSON")
+    assert states[_key("agent header|Q2")].n_tokens == len("agent header|Q1|Answer")
+    assert states.longest(_key("router rules|Q2"))[1] == len("router rules|Q")
+    with pytest.raises(KeyError):
+        states[_key("zzz")]  # no stored prompt opens with "z"
+    assert _key("zzz") not in states and _key("router") in states
+
+
+def test_a_state_that_a_newer_one_extends_is_dropped() -> None:
+    states = PromptStates(capacity_bytes=1_000)
+    states[_key("header|Q1")] = _state("header|Q1")
+    states[_key("header|Q1|step 1")] = _state("header|Q1|step 1")  # the next turn
+    states[_key("header|Q2")] = _state("header|Q2")  # shares less: both stay
+    assert list(states.states) == [_key("header|Q1|step 1"), _key("header|Q2")]
+
+
+def test_prompt_states_drop_the_least_recently_used_past_their_bytes() -> None:
+    states = PromptStates(capacity_bytes=25)
+    states[_key("a|1")] = _state("a|1")
+    states[_key("b|1")] = _state("b|1")
+    states[_key("a|2")]  # a lookup keeps "a|1" in use
+    states[_key("c|1")] = _state("c|1")  # 30 bytes: the oldest unused one goes
+    assert set(states.states) == {_key("a|1"), _key("c|1")}
+    assert states.cache_size == 20
+    states[_key("big")] = _state("big", size=100)  # over capacity alone: kept, the rest go
+    assert list(states.states) == [_key("big")]
+
+
+def test_the_local_model_counts_a_stored_states_prefix() -> None:
+    held = _HeldTokens("agent header|Q1|Answer")  # what the KV cache holds now
+    held.cache = PromptStates()
+    held.cache[_key("router rules|Q1|JSON")] = _state("router rules|Q1|JSON")
+    assert reused_prefix(held, "router rules|Q2") == len("router rules|Q")
+    assert reused_prefix(held, "agent header|Q2") == len("agent header|Q")
+
+
+def test_shared_prefix_counts_leading_tokens() -> None:
+    assert shared_prefix([1, 2, 3], [1, 2, 4, 5]) == 2
+    assert shared_prefix([1, 2], [1, 2, 3]) == 2
+    assert shared_prefix([], [1]) == 0 and shared_prefix([9], [1]) == 0

@@ -118,6 +118,7 @@ def make_llm(settings: Settings, scripted_turns: Sequence[Any] | None = None) ->
             settings.context_window,
             settings.llm_threads,
             settings.max_tokens,
+            settings.local_prompt_states_mb,
         )
     raise ConfigError(
         f"Unknown llm_provider {provider!r}.",
@@ -154,8 +155,9 @@ def _read_turns(path: Path, allow_calls: bool = False) -> list[Any]:
 
 
 @lru_cache(maxsize=2)
-def _local_llm(path: str, n_ctx: int, threads: int, max_tokens: int) -> LLM:
-    """Load the GGUF once per process: loading costs seconds and ~2 GB of RAM."""
+def _local_llm(path: str, n_ctx: int, threads: int, max_tokens: int, states_mb: int = 0) -> LLM:
+    """Load the GGUF once per process: loading costs seconds and ~2 GB of RAM. ``states_mb``:
+    megabytes of earlier prompts' model states kept (``local_llm.PromptStates``)."""
     try:
         from toolrag.models.local_llm import LocalLlamaCPP
     except ImportError as exc:  # pragma: no cover - depends on the install
@@ -173,4 +175,5 @@ def _local_llm(path: str, n_ctx: int, threads: int, max_tokens: int) -> LLM:
         messages_to_prompt=chatml_messages_to_prompt,
         completion_to_prompt=chatml_completion_to_prompt,
         verbose=False,
+        prompt_states_bytes=states_mb << 20,
     )

@@ -8,19 +8,139 @@ each completion, the way llama-cpp-python decides it, and adds it to the reply's
 OpenAI's shape, so the trace and ``benchmarks/agent.py`` count cached prompt tokens on the local
 path too (issue 51: what a prompt layout saves is read from this count).
 
+The model's KV cache holds one prompt, and a question's calls take turns between prompts that
+open differently (the router's instructions, the ReAct header, a tool-free read), so each call
+read its fixed opening again. :class:`PromptStates` keeps the model's state after each call,
+a few of them (by bytes, least recently used out first), and a call starts from the state
+whose tokens share the longest prefix with its prompt: llama-cpp-python's own cache hook
+(``Llama.set_cache``), with lean states that leave out the 150 MB logits table it copies on
+every save (the first new token is always evaluated again, so those logits are never read).
+
 Only this module imports the optional ``llama_index.llms.llama_cpp`` package; it is imported when
 the local model is loaded (:func:`toolrag.models.llms.make_llm`).
 """
 
 from __future__ import annotations
 
+import ctypes
+from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
+import llama_cpp
 import numpy as np
+from llama_cpp.llama import Llama, LlamaState
+from llama_cpp.llama_cache import BaseLlamaCache
 from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.llms.llama_cpp import LlamaCPP
+from pydantic import PrivateAttr
 
-__all__ = ["LocalLlamaCPP", "reused_prefix"]
+__all__ = ["LocalLlamaCPP", "PromptStates", "reused_prefix", "shared_prefix"]
+
+# The prompt states kept by default: a 1.5B model's state takes about 28 KB a token, so this
+# holds about six prompts of 6,000 tokens (the router's, the agent's turns, a read).
+PROMPT_STATES_BYTES = 1 << 30
+
+
+def shared_prefix(a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) -> int:
+    """How many leading tokens ``a`` and ``b`` share (vectorised: prompts run to thousands)."""
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    x = np.asarray(a[:n], dtype=np.int64)
+    y = np.asarray(b[:n], dtype=np.int64)
+    differ = np.flatnonzero(x != y)
+    return int(differ[0]) if differ.size else n
+
+
+class PromptStates(BaseLlamaCache):
+    """Model states after earlier completions, keyed by their tokens (prompt and reply), at
+    most ``capacity_bytes`` of them, least recently used out first. A state whose tokens all
+    begin a newer one's is dropped when that one is kept: every prompt shares at least as much
+    with the newer. Lookup returns the state sharing the longest prefix with a prompt (a
+    ``KeyError`` when none shares a token), as llama-cpp-python's ``LlamaRAMCache`` does."""
+
+    def __init__(self, capacity_bytes: int = PROMPT_STATES_BYTES) -> None:
+        super().__init__(capacity_bytes)
+        self.states: OrderedDict[tuple[int, ...], LlamaState] = OrderedDict()
+
+    @property
+    def cache_size(self) -> int:
+        return sum(s.llama_state_size for s in self.states.values())
+
+    def longest(self, key: Sequence[int]) -> tuple[tuple[int, ...] | None, int]:
+        """The stored key sharing the longest prefix with ``key``, and that length."""
+        best, length = None, 0
+        for stored in self.states:
+            n = shared_prefix(stored, key)
+            if n > length:
+                best, length = stored, n
+        return best, length
+
+    def _find_longest_prefix_key(self, key: tuple[int, ...]) -> tuple[int, ...] | None:
+        return self.longest(key)[0]
+
+    def __getitem__(self, key: Sequence[int]) -> LlamaState:
+        found, _ = self.longest(key)
+        if found is None:
+            raise KeyError("no stored state shares a token with this prompt")
+        self.states.move_to_end(found)
+        return self.states[found]
+
+    def __contains__(self, key: Sequence[int]) -> bool:
+        return self.longest(key)[0] is not None
+
+    def __setitem__(self, key: Sequence[int], value: LlamaState) -> None:
+        key = tuple(key)
+        for stored in list(self.states):
+            if len(stored) <= len(key) and shared_prefix(stored, key) == len(stored):
+                del self.states[stored]
+        self.states[key] = value
+        while self.cache_size > self.capacity_bytes and len(self.states) > 1:
+            self.states.popitem(last=False)
+
+
+def lean_save_state(model: Llama) -> LlamaState:
+    """``Llama.save_state`` without the logits table (``scores``: n_batch x vocabulary floats,
+    150 MB for Qwen2.5): a restored state always evaluates its next token again
+    (``Llama.generate`` replays one when the whole prompt is cached), so they are never read."""
+    ctx = model._ctx.ctx
+    size = int(llama_cpp.llama_state_get_size(ctx))
+    buffer = (ctypes.c_uint8 * size)()
+    n_bytes = int(llama_cpp.llama_state_get_data(ctx, buffer, size))
+    if n_bytes > size:
+        raise RuntimeError("Failed to copy llama state data")
+    return LlamaState(
+        input_ids=model.input_ids[: model.n_tokens].copy(),
+        scores=np.zeros((1, 1), dtype=np.single),
+        n_tokens=model.n_tokens,
+        llama_state=ctypes.string_at(buffer, n_bytes),
+        llama_state_size=n_bytes,
+        seed=model._seed,
+    )
+
+
+def lean_load_state(model: Llama, state: LlamaState) -> None:
+    """``Llama.load_state`` for a :func:`lean_save_state` state: the KV cache and tokens back,
+    the next token marked for evaluation."""
+    model.input_ids[: state.n_tokens] = state.input_ids[: state.n_tokens]
+    model.n_tokens = state.n_tokens
+    model._requires_eval = True
+    model._seed = state.seed
+    buffer = (ctypes.c_uint8 * state.llama_state_size).from_buffer_copy(state.llama_state)
+    if llama_cpp.llama_state_set_data(model._ctx.ctx, buffer, state.llama_state_size) != (
+        state.llama_state_size
+    ):
+        raise RuntimeError("Failed to set llama state data")
+
+
+def keep_prompt_states(model: Llama, capacity_bytes: int = PROMPT_STATES_BYTES) -> PromptStates:
+    """Give ``model`` a :class:`PromptStates` cache with lean saves and loads; returns it."""
+    states = PromptStates(capacity_bytes)
+    model.save_state = lambda: lean_save_state(model)  # type: ignore[method-assign]
+    model.load_state = lambda state: lean_load_state(model, state)  # type: ignore[method-assign]
+    model.set_cache(states)
+    return states
 
 
 def reused_prefix(model: Any, prompt: str) -> int | None:
@@ -36,18 +156,29 @@ def reused_prefix(model: Any, prompt: str) -> int | None:
         held = np.asarray(model._input_ids)  # the evaluated tokens: input_ids[:n_tokens]
     except (AttributeError, TypeError, ValueError):
         return None
-    if not len(tokens) or not len(held):
+    if not len(tokens):
         return 0
-    n = min(len(tokens), len(held))
-    differ = np.flatnonzero(held[:n] != np.asarray(tokens[:n], dtype=held.dtype))
-    shared = int(differ[0]) if differ.size else n
+    shared = shared_prefix(held, tokens)
+    cache = getattr(model, "cache", None)
+    if isinstance(cache, PromptStates):  # a stored state with a longer prefix is loaded
+        shared = max(shared, cache.longest(tokens)[1])
     return shared - 1 if shared == len(tokens) else shared
 
 
 class LocalLlamaCPP(LlamaCPP):
     """``LlamaCPP`` whose completions say how many prompt tokens came from the KV cache
     (``raw["usage"]["prompt_tokens_details"]["cached_tokens"]``, OpenAI's field), so the
-    local path reports cache reuse as a server does. ``chat`` goes through ``complete``."""
+    local path reports cache reuse as a server does. ``chat`` goes through ``complete``.
+    ``prompt_states_bytes`` > 0 keeps earlier prompts' states (:class:`PromptStates`)."""
+
+    _states: PromptStates | None = PrivateAttr(None)
+
+    def __init__(
+        self, *args: Any, prompt_states_bytes: int = PROMPT_STATES_BYTES, **kw: Any
+    ) -> None:
+        super().__init__(*args, **kw)
+        if prompt_states_bytes > 0:
+            self._states = keep_prompt_states(self._model, prompt_states_bytes)
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
         to_prompt = self.completion_to_prompt  # set by LlamaCPP.__init__
