@@ -166,3 +166,12 @@ def test_shared_prefix_counts_leading_tokens() -> None:
     assert shared_prefix([1, 2, 3], [1, 2, 4, 5]) == 2
     assert shared_prefix([1, 2], [1, 2, 3]) == 2
     assert shared_prefix([], [1]) == 0 and shared_prefix([9], [1]) == 0
+
+
+def test_a_state_is_keyed_by_the_tokens_it_holds() -> None:
+    """A completion saves under its prompt and reply, but its last sampled token was never
+    evaluated: the key is cut to what the state holds, so the reuse count is exact."""
+    states = PromptStates()
+    states[_key("rules|Q1|A1!")] = _state("rules|Q1|A1")
+    assert list(states.states) == [_key("rules|Q1|A1")]
+    assert states.longest(_key("rules|Q1|A1!|next"))[1] == len("rules|Q1|A1")

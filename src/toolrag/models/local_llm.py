@@ -23,6 +23,7 @@ the local model is loaded (:func:`toolrag.models.llms.make_llm`).
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -91,7 +92,9 @@ class PromptStates(BaseLlamaCache):
         return self.longest(key)[0] is not None
 
     def __setitem__(self, key: Sequence[int], value: LlamaState) -> None:
-        key = tuple(key)
+        # the key a completion saves under ends with its last token, which llama-cpp-python
+        # samples but never evaluates: keyed by what the state holds, lookups count it right
+        key = tuple(key)[: value.n_tokens]
         for stored in list(self.states):
             if len(stored) <= len(key) and shared_prefix(stored, key) == len(stored):
                 del self.states[stored]
@@ -114,7 +117,8 @@ def lean_save_state(model: Llama) -> LlamaState:
         input_ids=model.input_ids[: model.n_tokens].copy(),
         scores=np.zeros((1, 1), dtype=np.single),
         n_tokens=model.n_tokens,
-        llama_state=ctypes.string_at(buffer, n_bytes),
+        # the buffer itself, not a bytes copy of it: a state runs to hundreds of megabytes
+        llama_state=buffer,  # type: ignore[arg-type]
         llama_state_size=n_bytes,
         seed=model._seed,
     )
@@ -123,15 +127,21 @@ def lean_save_state(model: Llama) -> LlamaState:
 def lean_load_state(model: Llama, state: LlamaState) -> None:
     """``Llama.load_state`` for a :func:`lean_save_state` state: the KV cache and tokens back,
     the next token marked for evaluation."""
+    held = state.llama_state  # read, never written: no copy needed
+    buffer = (
+        held
+        if isinstance(held, ctypes.Array)
+        else ((ctypes.c_uint8 * state.llama_state_size).from_buffer_copy(held))
+    )
+    if llama_cpp.llama_state_set_data(model._ctx.ctx, buffer, state.llama_state_size) != (
+        state.llama_state_size
+    ):
+        model.reset()  # the KV cache is cleared: nothing of the last prompt can be reused
+        raise RuntimeError("Failed to set llama state data")
     model.input_ids[: state.n_tokens] = state.input_ids[: state.n_tokens]
     model.n_tokens = state.n_tokens
     model._requires_eval = True
     model._seed = state.seed
-    buffer = (ctypes.c_uint8 * state.llama_state_size).from_buffer_copy(state.llama_state)
-    if llama_cpp.llama_state_set_data(model._ctx.ctx, buffer, state.llama_state_size) != (
-        state.llama_state_size
-    ):
-        raise RuntimeError("Failed to set llama state data")
 
 
 def keep_prompt_states(model: Llama, capacity_bytes: int = PROMPT_STATES_BYTES) -> PromptStates:
@@ -172,6 +182,9 @@ class LocalLlamaCPP(LlamaCPP):
     ``prompt_states_bytes`` > 0 keeps earlier prompts' states (:class:`PromptStates`)."""
 
     _states: PromptStates | None = PrivateAttr(None)
+    # one completion at a time: llama.cpp's context is not thread-safe, and the router runs in
+    # a worker thread while the agent completes on the event loop's
+    _lock: Any = PrivateAttr(default_factory=threading.RLock)
 
     def __init__(
         self, *args: Any, prompt_states_bytes: int = PROMPT_STATES_BYTES, **kw: Any
@@ -184,8 +197,9 @@ class LocalLlamaCPP(LlamaCPP):
         to_prompt = self.completion_to_prompt  # set by LlamaCPP.__init__
         if not formatted and to_prompt is not None:
             prompt = to_prompt(prompt)
-        reused = reused_prefix(self._model, prompt)
-        response = super().complete(prompt, formatted=True, **kwargs)
+        with self._lock:
+            reused = reused_prefix(self._model, prompt)
+            response = super().complete(prompt, formatted=True, **kwargs)
         raw = response.raw
         if reused is not None and isinstance(raw, dict):
             usage = raw.setdefault("usage", {})
