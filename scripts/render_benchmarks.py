@@ -438,6 +438,8 @@ def docs_section(record: dict[str, Any]) -> str:
         f"- machine: {_machine(record['machine'])}",
         f"- result file: [benchmarks/results/{name}.json](../benchmarks/results/{name}.json)",
     ]
+    if record.get("note"):  # what the file's writer added after the run (which code, settings)
+        lines.append(f"- note: {' '.join(str(record['note']).split())}")
     return "\n".join(lines)
 
 
