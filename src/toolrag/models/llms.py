@@ -155,7 +155,7 @@ def _read_turns(path: Path, allow_calls: bool = False) -> list[Any]:
 
 
 @lru_cache(maxsize=2)
-def _local_llm(path: str, n_ctx: int, threads: int, max_tokens: int, states_mb: int = 0) -> LLM:
+def _local_llm(path: str, n_ctx: int, threads: int, max_tokens: int, states_mb: int) -> LLM:
     """Load the GGUF once per process: loading costs seconds and ~2 GB of RAM. ``states_mb``:
     megabytes of earlier prompts' model states kept (``local_llm.PromptStates``)."""
     try:

@@ -181,7 +181,6 @@ class LocalLlamaCPP(LlamaCPP):
     local path reports cache reuse as a server does. ``chat`` goes through ``complete``.
     ``prompt_states_bytes`` > 0 keeps earlier prompts' states (:class:`PromptStates`)."""
 
-    _states: PromptStates | None = PrivateAttr(None)
     # one completion at a time: llama.cpp's context is not thread-safe, and the router runs in
     # a worker thread while the agent completes on the event loop's
     _lock: Any = PrivateAttr(default_factory=threading.RLock)
@@ -190,8 +189,8 @@ class LocalLlamaCPP(LlamaCPP):
         self, *args: Any, prompt_states_bytes: int = PROMPT_STATES_BYTES, **kw: Any
     ) -> None:
         super().__init__(*args, **kw)
-        if prompt_states_bytes > 0:
-            self._states = keep_prompt_states(self._model, prompt_states_bytes)
+        if prompt_states_bytes > 0:  # reached as the model's cache (``reused_prefix``)
+            keep_prompt_states(self._model, prompt_states_bytes)
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
         to_prompt = self.completion_to_prompt  # set by LlamaCPP.__init__
