@@ -2,9 +2,10 @@
 plain RRF hybrid and the self-calibrated hybrid (weights chosen per index from its own chunks),
 through the ``toolrag eval docs`` code path (a rows collection in LanceDB).
 
-Corpora: ``benchmarks.datasets.doc_corpora`` (``stdlib`` for development, ``sqlalchemy`` held
-out until the end) and the hand-computed fixture ``tests/fixtures/docs_small.jsonl`` as a
-sanity set. Writes benchmarks/results/doc_retrieval.json.
+Corpora: ``benchmarks.datasets.doc_corpora`` (``stdlib``, ``sqlalchemy`` and the sample's own
+documents and questions, ``sample``, for development; ``readmes`` held out until the end) and
+the hand-computed fixture ``tests/fixtures/docs_small.jsonl`` as a sanity set. Writes
+benchmarks/results/doc_retrieval.json.
 
     HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 python -m benchmarks.doc_retrieval [--corpus NAME ...]
 """

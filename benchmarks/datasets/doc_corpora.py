@@ -1,11 +1,31 @@
-"""Two document corpora that nobody here tuned for, in ``toolrag eval docs`` format: the
-documented functions and classes of a library, read from its source with ``ast`` (nothing is
-imported).
+"""Document corpora in ``toolrag eval docs`` format: three that nobody here tuned for, and the
+sample company's own documents.
 
-- ``stdlib``: Python's own standard library (the running interpreter's ``Lib/``), the
-  development corpus;
+Two of them are the documented functions and classes of a library, read from its source with
+``ast`` (nothing is imported):
+
+- ``stdlib``: Python's own standard library (the running interpreter's ``Lib/``), development;
 - ``sqlalchemy``: the ``SQLAlchemy==2.0.36`` wheel (fetched once with ``pip download --no-deps``
-  into the cache and read in place), the held corpus, measured once at the end.
+  into the cache and read in place); held out until decision 0044 measured it once, development
+  since.
+
+The third is another genre, long prose documents of many chunks:
+
+- ``readmes`` (held out, measured once at the end): the long descriptions (READMEs) of the
+  distributions installed in the running environment (``scripts/setup.sh`` pins them), one
+  document per distribution with a one-line ``Summary`` and at least ``MIN_README_WORDS`` words.
+  The query is the summary. The document is the README with the distribution's name (and its
+  import name) replaced by ``it``, and without every line that shares half of the summary's
+  words, so the query is not copied from the document. No title.
+
+The sample's own, real questions over long documents (development):
+
+- ``sample``: every Markdown file under ``data/documents`` (a document per file, its id the
+  file's stem), and the questions of ``data/questions/_draft_documents.jsonl`` that name their
+  ``source_doc``, which is the expected document. The questions were written by hand about a
+  fact inside the document, so this is the one set whose queries are asked as users ask.
+
+For the docstring corpora:
 
 One document per docstring whose first paragraph (the summary) has 5 to 40 words and whose rest
 has at least 30: the document is the REST of the docstring, with the summary removed and every
@@ -36,8 +56,10 @@ SEED = 53
 MAX_DOCS = 900
 MAX_QUERIES = 150
 MIN_REST_WORDS = 30
-CORPORA = ("stdlib", "sqlalchemy")
-HELD = "sqlalchemy"
+MIN_README_WORDS = 80
+CORPORA = ("stdlib", "sqlalchemy", "sample", "readmes")
+DATA = Path(__file__).resolve().parents[2] / "data"
+HELD = "readmes"
 # stdlib folders that are tests, tools or vendored copies rather than documented library code
 _SKIP = re.compile(r"(^|/)(test|tests|idlelib|lib2to3|turtledemo|site-packages|__phello__)(/|$)")
 
@@ -84,8 +106,44 @@ def _entries(module: str, source: str) -> Iterator[tuple[str, str, str]]:
             yield f"{module}.{name}", summary, rest
 
 
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
+
+
+def _readmes() -> Iterator[tuple[str, str, str]]:
+    """``(distribution name, summary, masked README)`` of each installed distribution whose
+    README is long enough, in name order."""
+    from importlib.metadata import distributions
+
+    seen: set[str] = set()
+    for dist in sorted(distributions(), key=lambda d: str(d.metadata["Name"]).lower()):
+        meta = dist.metadata
+        name = str(meta["Name"] or "")
+        summary = " ".join(str(meta["Summary"] or "").split())
+        body = str(meta.get_payload() or meta["Description"] or "")
+        if not name or name.lower() in seen or not 3 <= len(summary.split()) <= 40:
+            continue
+        seen.add(name.lower())
+        names = {name, name.replace("-", "_"), name.replace("_", "-"), name.replace("-", "")}
+        names |= {n.strip() for n in (dist.read_text("top_level.txt") or "").split() if n.strip()}
+        pattern = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True) if n)
+        wanted = _words(summary)
+        lines = [
+            line
+            for line in body.splitlines()
+            if not wanted or len(_words(line) & wanted) * 2 < len(wanted)
+        ]
+        text = re.sub(rf"(?i)(?<![A-Za-z0-9])(?:{pattern})(?![A-Za-z0-9])", "it", "\n".join(lines))
+        if len(text.split()) >= MIN_README_WORDS:
+            yield name, summary, text.strip()
+
+
 def build(corpus: str) -> tuple[list[dict[str, str]], list[dict[str, object]]]:
     """The corpus's documents and queries (see the module docstring)."""
+    if corpus == "readmes":
+        return _build_readmes()
+    if corpus == "sample":
+        return _build_sample()
     entries = [e for module, src in _sources(corpus) for e in _entries(module, src)]
     seen: set[str] = set()
     unique = []
@@ -106,6 +164,34 @@ def build(corpus: str) -> tuple[list[dict[str, str]], list[dict[str, object]]]:
     return docs, queries
 
 
+def _build_readmes() -> tuple[list[dict[str, str]], list[dict[str, object]]]:
+    drawn = list(_readmes())
+    random.Random(SEED).shuffle(drawn)
+    shared = Counter(summary.lower() for _, summary, _ in drawn)
+    docs = []
+    queries: list[dict[str, object]] = []
+    for n, (_, summary, text) in enumerate(drawn[:MAX_DOCS]):
+        doc_id = f"readmes-{n}"
+        docs.append({"id": doc_id, "title": "", "text": text})
+        if len(queries) < MAX_QUERIES and shared[summary.lower()] == 1:
+            queries.append({"id": f"q{n}", "query": summary, "expected_docs": [doc_id]})
+    return docs, queries
+
+
+def _build_sample() -> tuple[list[dict[str, str]], list[dict[str, object]]]:
+    files = sorted((DATA / "documents").rglob("*.md"))
+    docs = [{"id": f.stem, "title": "", "text": f.read_text(encoding="utf-8")} for f in files]
+    ids = {d["id"] for d in docs}
+    queries: list[dict[str, object]] = []
+    for line in (DATA / "questions" / "_draft_documents.jsonl").read_text().splitlines():
+        item = json.loads(line) if line.strip() else {}
+        if item.get("source_doc") in ids:
+            queries.append(
+                {"id": item["id"], "query": item["query"], "expected_docs": [item["source_doc"]]}
+            )
+    return docs, queries
+
+
 def write(corpus: str, out_dir: Path) -> tuple[Path, Path]:
     """Write ``docs.jsonl`` and ``queries.jsonl`` of ``corpus`` under ``out_dir``."""
     docs, queries = build(corpus)
@@ -117,12 +203,13 @@ def write(corpus: str, out_dir: Path) -> tuple[Path, Path]:
 
 
 def cached(corpus: str) -> tuple[Path, Path]:
-    """The corpus's files in the cache, written on first use."""
+    """The corpus's files in the cache, written on first use (``sample`` and ``readmes``, read
+    from this checkout and this environment, are written again every time)."""
     from toolrag import Settings
 
     out_dir = Settings().cache_dir / "doc_corpora" / corpus
     docs, queries = out_dir / "docs.jsonl", out_dir / "queries.jsonl"
-    if docs.exists() and queries.exists():
+    if corpus in ("stdlib", "sqlalchemy") and docs.exists() and queries.exists():
         return docs, queries
     return write(corpus, out_dir)
 

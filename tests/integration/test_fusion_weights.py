@@ -10,6 +10,7 @@ from pathlib import Path
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from toolrag.content import CollectionIndex
+from toolrag.content.fusion import clearly_better
 from toolrag.evaluation.docs_eval import document_collection
 
 DIM = 16
@@ -75,10 +76,10 @@ def test_codes_only_bm25_can_match_favour_bm25(tmp_path: Path) -> None:
             "text": f"Order code QX{n}7{n}ZK{n} left the yard on the usual truck. "
             f"The QX{n}7{n}ZK{n} order holds parts for the site office and its crew.",
         }
-        for n in range(12)
+        for n in range(40)
     ]
     weights = _index(tmp_path, docs, NoiseEmbedding()).fusion_weights()
-    assert weights.method == "pseudo-queries" and weights.n_queries == 12
+    assert weights.method == "pseudo-queries" and weights.n_queries == 40
     assert weights.bm25_mrr is not None and weights.dense_mrr is not None
     assert weights.bm25_mrr > weights.dense_mrr
     assert weights.bm25 > weights.dense
@@ -106,3 +107,14 @@ def test_too_few_documents_keep_plain_rrf(tmp_path: Path) -> None:
     weights = _index(tmp_path, docs, NoiseEmbedding()).fusion_weights()
     assert (weights.dense, weights.bm25) == (1.0, 1.0)
     assert weights.method.startswith("rrf")
+
+
+def test_a_weighting_moves_away_from_rrf_only_on_clear_evidence() -> None:
+    same = [0.5] * 40
+    assert not clearly_better(same, same)
+    # one lucky pseudo-query among forty: the mean is higher, the evidence is not
+    assert not clearly_better([1.0] + [0.5] * 39, same)
+    # most pseudo-queries gain: that is evidence
+    assert clearly_better([1.0] * 30 + [0.5] * 10, same)
+    assert not clearly_better(same, [1.0] * 30 + [0.5] * 10)
+    assert not clearly_better([1.0], [0.0])  # one query says nothing

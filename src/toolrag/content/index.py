@@ -27,7 +27,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.node_parser import SentenceSplitter
 from pydantic import BaseModel, Field
 
-from toolrag.content.fusion import FusionMode, FusionWeights, calibrate
+from toolrag.content.fusion import CALIBRATION_RULE, FusionMode, FusionWeights, calibrate
 from toolrag.content.records import Loader, Record, file_sha256
 from toolrag.errors import IndexMissingError, IngestError, ToolragError
 from toolrag.locks import writer_lock
@@ -453,7 +453,8 @@ class ContentIndex:
         if saved.exists():
             try:
                 data = json.loads(saved.read_text())
-                if data.get("version") == version and data.get("fingerprint") == self.fingerprint:
+                same = data.get("version") == version and data.get("rule") == CALIBRATION_RULE
+                if same and data.get("fingerprint") == self.fingerprint:
                     weights = FusionWeights.model_validate(data["weights"])
             except (ValueError, KeyError, TypeError):
                 weights = None
@@ -462,6 +463,7 @@ class ContentIndex:
             payload = {
                 "version": version,
                 "fingerprint": self.fingerprint,
+                "rule": CALIBRATION_RULE,
                 "weights": weights.model_dump(),
             }
             # a read-only index folder (shared storage) keeps them in memory only

@@ -97,7 +97,8 @@ def run_docs_eval(
 
 def document_collection(docs: Path) -> CollectionSpec:
     """The ``reader: rows`` collection of a JSONL document file: a unit per line, its id the
-    doc id, its title before its text, chunked as the sample documents are (200/30)."""
+    doc id, its title before its text, chunked as a collection is by default (400/40, as the
+    sample's documents are)."""
     return CollectionSpec(
         name="evaluated",
         description="The documents under evaluation.",
@@ -106,7 +107,7 @@ def document_collection(docs: Path) -> CollectionSpec:
         id_column="id",
         title_column="title",
         text_columns=["title", "text"],
-        chunking=Chunking(size=200, overlap=30),
+        chunking=Chunking(),
     )
 
 
