@@ -476,7 +476,8 @@ def _held_rows(by_name: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]
                 f"{what}, {f.n_queries} questions): {f.metric}",
                 _link(f"{f.toolrag:.3f}", name) + f" ({ours})",
                 _link(f"{f.plain:.3f}", name) + f" ({plain}); "
-                + _link(f"{f.bm25:.3f}", name) + " (BM25)",
+                + _link(f"{f.bm25:.3f}", name) + " (BM25); "
+                + _link(f"{f.dense:.3f}", name) + " (dense)",
             ))  # fmt: skip
     return rows
 
