@@ -118,3 +118,14 @@ def test_a_weighting_moves_away_from_rrf_only_on_clear_evidence() -> None:
     assert clearly_better([1.0] * 30 + [0.5] * 10, same)
     assert not clearly_better(same, [1.0] * 30 + [0.5] * 10)
     assert not clearly_better([1.0], [0.0])  # one query says nothing
+
+
+def test_the_default_search_is_plain_rrf_and_auto_stays_selectable(tmp_path: Path) -> None:
+    docs = [
+        {"id": f"d{n}", "title": "", "text": f"The {a} was attached. The {b} is attached here."}
+        for n, (a, b) in enumerate(PAIRS)
+    ]
+    index = _index(tmp_path, docs, TopicEmbedding())
+    assert index.fusion == "rrf"  # decision 0056
+    assert not (tmp_path / "index" / f"{index.table_name}.fusion.json").exists()
+    assert index.search("granite quarry blasting schedule", k=1, fusion="auto")[0].doc_id == "d0"

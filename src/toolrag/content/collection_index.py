@@ -29,7 +29,7 @@ from toolrag.content.fields import (
     days_text,
     raw_value,
 )
-from toolrag.content.fusion import FusionMode
+from toolrag.content.fusion import DEFAULT_FUSION, FusionMode
 from toolrag.content.index import BuildRows, ContentIndex, Hit, ProgressFn, SyncReport
 from toolrag.content.readers import Unit, read_units
 from toolrag.content.records import Loader, Record
@@ -213,7 +213,7 @@ class CollectionIndex(ContentIndex):
         spec: CollectionSpec,
         embed: BaseEmbedding,
         toolspecs_dir: Path | None = None,
-        fusion: FusionMode = "auto",
+        fusion: FusionMode = DEFAULT_FUSION,
     ) -> None:
         """``toolspecs_dir``: where the fields' relative alias files are; ``fusion``: how
         hybrid search weighs dense and BM25 (:class:`ContentIndex`)."""

@@ -37,6 +37,8 @@ from pydantic import BaseModel
 from toolrag.rank_fusion import reciprocal_rank_fusion
 
 FusionMode = Literal["auto", "rrf"]
+# plain RRF: every pseudo-query rule moved some corpus below its better part (decision 0056)
+DEFAULT_FUSION: FusionMode = "rrf"
 PseudoQuerySource = Literal["first", "any", "mixed"]
 
 SEED = 53

@@ -27,7 +27,13 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.node_parser import SentenceSplitter
 from pydantic import BaseModel, Field
 
-from toolrag.content.fusion import CALIBRATION_RULE, FusionMode, FusionWeights, calibrate
+from toolrag.content.fusion import (
+    CALIBRATION_RULE,
+    DEFAULT_FUSION,
+    FusionMode,
+    FusionWeights,
+    calibrate,
+)
 from toolrag.content.records import Loader, Record, file_sha256
 from toolrag.errors import IndexMissingError, IngestError, ToolragError
 from toolrag.locks import writer_lock
@@ -154,7 +160,7 @@ class ContentIndex:
         chunk_size: int = 200,
         chunk_overlap: int = 30,
         table_name: str | None = None,
-        fusion: FusionMode = "auto",
+        fusion: FusionMode = DEFAULT_FUSION,
     ) -> None:
         self.index_dir = index_dir
         self.fusion = fusion
