@@ -579,8 +579,8 @@ class Toolbox:
 
     @cached_property
     def content_ready(self) -> bool:
-        """The content indexes opened and their fusion weights chosen (once per toolbox), so
-        that no search pays for them inside its tool's deadline."""
+        """The content indexes opened (and, with ``auto`` fusion, their weights chosen) once
+        per toolbox, so that no search pays for them inside its tool's deadline."""
         for index in self.collection_indexes.values():
             if index.exists():
                 index.warm_up()

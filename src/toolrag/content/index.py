@@ -284,7 +284,8 @@ class ContentIndex:
     def warm_up(self) -> None:
         """Open the table and, for ``auto`` fusion, choose its weights now: a first search
         would otherwise pay for both inside a tool's deadline."""
-        if self.fusion == "auto" and self._open() is not None:
+        opened = self._open() is not None
+        if opened and self.fusion == "auto":
             self.fusion_weights()
 
     def build_rows(
