@@ -40,7 +40,7 @@ from benchmarks.datasets.evalfiles import print_reports
 from benchmarks.results import ROOT, result_name, write_result
 from toolrag import Settings, make_embedding
 from toolrag.cards import load_tool_list
-from toolrag.content.fusion import DEFAULT_FUSION
+from toolrag.content import DEFAULT_FUSION
 from toolrag.evaluation import STRATEGIES, load_queries, run_tool_evals
 from toolrag.models import embedding_name
 

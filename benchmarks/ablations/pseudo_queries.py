@@ -25,13 +25,15 @@ from typing import Any, get_args
 
 from benchmarks.datasets import doc_corpora
 from benchmarks.results import result_name, write_result
-from toolrag import Settings, make_embedding
-from toolrag.content import CollectionIndex, fusion
-from toolrag.content.fusion import PSEUDO_QUERY_SOURCE, PseudoQuerySource, calibrate
-from toolrag.errors import InputError
-from toolrag.evaluation import load_queries
-from toolrag.evaluation.docs_eval import CHUNKS_PER_DOC, _distinct, document_collection
-from toolrag.evaluation.retrieval import evaluate
+from toolrag import InputError, Settings, make_embedding
+from toolrag.content import (
+    MARGIN_SE,
+    PSEUDO_QUERY_SOURCE,
+    CollectionIndex,
+    PseudoQuerySource,
+    calibrate,
+)
+from toolrag.evaluation import CHUNKS_PER_DOC, document_collection, evaluate, load_queries
 
 DEV = tuple(c for c in doc_corpora.CORPORA if c != doc_corpora.HELD)
 # measured once, held out, at 1d131f0 (retrieval_all); a set that later rules were checked on
@@ -44,7 +46,11 @@ def _row(report: Any) -> dict[str, float]:
     return {k: js[k] for k in ("recall@1", "recall@5", "recall@10", "mrr")}
 
 
-def run_corpus(name: str, embed: Any) -> dict[str, Any]:
+def _distinct(ids: list[str], k: int) -> list[str]:
+    return list(dict.fromkeys(ids))[:k]
+
+
+def run_corpus(name: str, embed: Any, margin_se: float) -> dict[str, Any]:
     docs, queries_path = doc_corpora.cached(name)
     queries = load_queries(queries_path, "expected_docs")
     spec = document_collection(docs)
@@ -71,7 +77,14 @@ def run_corpus(name: str, embed: Any) -> dict[str, Any]:
             out["strategies"][strategy] = scored(strategy, mode, fusion)
         version = int(index.table().version)
         for source in SOURCES:
-            weights = calibrate(index.table(), embed, index._dense, index._fts, source=source)  # type: ignore[arg-type]
+            weights = calibrate(
+                index.table(),
+                embed,
+                index._dense,
+                index._fts,
+                source=source,  # type: ignore[arg-type]
+                margin_se=margin_se,
+            )
             index._weights = (version, weights)
             out["sources"][source] = {
                 "weights": weights.model_dump(),
@@ -93,17 +106,16 @@ def main() -> None:
         "--margin-se",
         default=None,
         help="standard errors a weighting must beat plain RRF by (default: the shipped "
-        f"{fusion.MARGIN_SE}; 0: the best mean wins, the rule before decision 0056)",
+        f"{MARGIN_SE}; 0: the best mean wins, the rule before decision 0056)",
     )
     args = parser.parse_args()
     names = args.corpus or list(DEV)
-    if args.margin_se is not None:
-        fusion.MARGIN_SE = float(args.margin_se)
+    margin_se = MARGIN_SE if args.margin_se is None else float(args.margin_se)
     embed = make_embedding(Settings())
     figures = {
         "shipped": PSEUDO_QUERY_SOURCE,
-        "margin_se": fusion.MARGIN_SE,
-        "corpora": {name: run_corpus(name, embed) for name in names},
+        "margin_se": margin_se,
+        "corpora": {name: run_corpus(name, embed, margin_se) for name in names},
     }
     name = result_name(
         "pseudo_queries",

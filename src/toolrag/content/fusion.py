@@ -98,9 +98,11 @@ def pseudo_query(text: str, rng: random.Random | None = None) -> tuple[str, str]
     return None
 
 
-def clearly_better(candidate: Sequence[float], baseline: Sequence[float]) -> bool:
+def clearly_better(
+    candidate: Sequence[float], baseline: Sequence[float], margin_se: float = MARGIN_SE
+) -> bool:
     """Whether ``candidate``'s per-query scores beat ``baseline``'s on the same queries by more
-    than :data:`MARGIN_SE` standard errors of their paired difference: a weighting moves away
+    than ``margin_se`` standard errors of their paired difference: a weighting moves away
     from plain RRF only on evidence that a few lucky pseudo-queries do not give."""
     diffs = [c - b for c, b in zip(candidate, baseline, strict=True)]
     n = len(diffs)
@@ -108,7 +110,7 @@ def clearly_better(candidate: Sequence[float], baseline: Sequence[float]) -> boo
         return False
     mean = sum(diffs) / n
     var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
-    return mean > 0 and mean > MARGIN_SE * math.sqrt(var / n)
+    return mean > 0 and mean > margin_se * math.sqrt(var / n)
 
 
 def _first_rank(ranking: Sequence[str], docs: dict[str, str], target: str) -> float:
@@ -124,11 +126,13 @@ def calibrate(
     dense: Ranker,
     fts: Ranker,
     source: PseudoQuerySource = PSEUDO_QUERY_SOURCE,
+    margin_se: float = MARGIN_SE,
 ) -> FusionWeights:
     """Choose the weights for ``table`` (see the module docstring); ``dense`` and ``fts`` are
     the index's own rankers, so the pseudo-queries are searched as real ones are. ``source``:
     where the pseudo-queries come from (``first``: the first sentence of documents' first
-    chunks; ``any``: a sentence of any chunk; ``mixed``: half of each)."""
+    chunks; ``any``: a sentence of any chunk; ``mixed``: half of each); ``margin_se``: the
+    standard errors a weighting must beat plain RRF by (0: the best mean wins)."""
     data = table.to_arrow().select(_COLUMNS)
     ids = data.column("id").to_pylist()
     doc_ids = data.column("doc_id").to_pylist()
@@ -198,7 +202,7 @@ def calibrate(
     scores = {w: sum(rr) / n for w, rr in per_query.items()}
     # best first; on a tie the weighting nearest to plain RRF
     best = min(GRID, key=lambda w: (-round(scores[w], 9), abs(GRID.index(w) - 3)))
-    if not clearly_better(per_query[best], per_query[RRF]) or any(
+    if not clearly_better(per_query[best], per_query[RRF], margin_se) or any(
         sum(per_query[best][i] - per_query[RRF][i] for i, k in enumerate(kind_of) if k == kind) < 0
         for kind in kinds
     ):

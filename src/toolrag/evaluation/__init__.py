@@ -2,7 +2,7 @@
 
 from toolrag.evaluation.baselines import objectindex_default, plain_objectindex, schema_model
 from toolrag.evaluation.cuts import choose, cut_grid, rank_queries, score_cut
-from toolrag.evaluation.docs_eval import run_docs_eval
+from toolrag.evaluation.docs_eval import CHUNKS_PER_DOC, document_collection, run_docs_eval
 from toolrag.evaluation.held_requests import rank_written_requests
 from toolrag.evaluation.retrieval import (
     RetrievalQuery,
@@ -29,6 +29,7 @@ from toolrag.evaluation.tools_eval import (
 from toolrag.stats import percentile
 
 __all__ = [
+    "CHUNKS_PER_DOC",
     "STRATEGIES",
     "RetrievalQuery",
     "RetrievalReport",
@@ -36,6 +37,7 @@ __all__ = [
     "RouteReport",
     "choose",
     "cut_grid",
+    "document_collection",
     "evaluate",
     "examples_from_queries",
     "load_queries",
