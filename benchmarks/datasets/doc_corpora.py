@@ -141,7 +141,7 @@ def _readmes() -> Iterator[tuple[str, str, str]]:
 def build(corpus: str) -> tuple[list[dict[str, str]], list[dict[str, object]]]:
     """The corpus's documents and queries (see the module docstring)."""
     if corpus == "readmes":
-        return _build_readmes()
+        return _draw(corpus, [("", summary, text) for _, summary, text in _readmes()])
     if corpus == "sample":
         return _build_sample()
     entries = [e for module, src in _sources(corpus) for e in _entries(module, src)]
@@ -151,28 +151,23 @@ def build(corpus: str) -> tuple[list[dict[str, str]], list[dict[str, object]]]:
         if entry[0] not in seen:
             seen.add(entry[0])
             unique.append(entry)
-    random.Random(SEED).shuffle(unique)
-    drawn = unique[:MAX_DOCS]
+    return _draw(corpus, [(q.rsplit(".", 1)[0], summary, rest) for q, summary, rest in unique])
+
+
+def _draw(
+    corpus: str, entries: list[tuple[str, str, str]]
+) -> tuple[list[dict[str, str]], list[dict[str, object]]]:
+    """Documents and queries from ``(title, summary, text)`` entries: shuffled with ``SEED``,
+    at most ``MAX_DOCS`` documents, a query per summary no other drawn document shares (at most
+    ``MAX_QUERIES``)."""
+    random.Random(SEED).shuffle(entries)
+    drawn = entries[:MAX_DOCS]
     shared = Counter(summary.lower() for _, summary, _ in drawn)
     docs = []
     queries: list[dict[str, object]] = []
-    for n, (qualname, summary, rest) in enumerate(drawn):
+    for n, (title, summary, text) in enumerate(drawn):
         doc_id = f"{corpus}-{n}"
-        docs.append({"id": doc_id, "title": qualname.rsplit(".", 1)[0], "text": rest})
-        if len(queries) < MAX_QUERIES and shared[summary.lower()] == 1:
-            queries.append({"id": f"q{n}", "query": summary, "expected_docs": [doc_id]})
-    return docs, queries
-
-
-def _build_readmes() -> tuple[list[dict[str, str]], list[dict[str, object]]]:
-    drawn = list(_readmes())
-    random.Random(SEED).shuffle(drawn)
-    shared = Counter(summary.lower() for _, summary, _ in drawn)
-    docs = []
-    queries: list[dict[str, object]] = []
-    for n, (_, summary, text) in enumerate(drawn[:MAX_DOCS]):
-        doc_id = f"readmes-{n}"
-        docs.append({"id": doc_id, "title": "", "text": text})
+        docs.append({"id": doc_id, "title": title, "text": text})
         if len(queries) < MAX_QUERIES and shared[summary.lower()] == 1:
             queries.append({"id": f"q{n}", "query": summary, "expected_docs": [doc_id]})
     return docs, queries
