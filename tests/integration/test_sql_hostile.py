@@ -82,7 +82,12 @@ CASES: list[tuple[str, Any, set[ErrorCode]]] = [
     ("too-long", "SELECT " + " + ".join(["1"] * 8000), {L}),
     ("deep-nesting", "SELECT " + "(" * 4900 + "1" + ")" * 4900, {V}),
     ("not-sql", "show me the money", {Q, F}),
-    ("bad-column", "SELECT project_name FROM projects", {Q}),
+    ("bad-column", "SELECT liquidated_damages FROM projects", {Q}),
+    (
+        "many-bad-columns",
+        "SELECT " + ", ".join(f"c{i}x" for i in range(3000)) + " FROM projects",
+        {Q, L},
+    ),
     ("sql-not-string", 12345, {V}),
 ]
 

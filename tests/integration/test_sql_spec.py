@@ -114,9 +114,52 @@ def test_run_sql_puts_names_next_to_ids(tools: dict[str, FunctionTool]) -> None:
 
 
 def test_unknown_column_lists_the_real_columns(tools: dict[str, FunctionTool]) -> None:
-    result = call(tools, "run_sql", sql="SELECT project_name FROM projects")
+    result = call(tools, "run_sql", sql="SELECT liquidated_damages FROM projects")
     assert result.error_code == ErrorCode.QUERY_ERROR
     assert "projects(code, name," in (result.suggestion or "")
+
+
+def test_a_column_the_table_lacks_runs_as_the_one_it_means(
+    tools: dict[str, FunctionTool],
+) -> None:
+    """``p.project_name`` and ``p.project_code`` (projects has ``name`` and ``code``) run as
+    the columns they surely mean, and the result says so. ``s.contract_value`` (subcontracts
+    has ``contract_amount``) is likely but not sure: the error suggests it. A name that shares
+    only a common word with a column (``executed_date`` and ``co_date``) gets no guess, nor
+    one several columns could be (``cost`` in actual_costs)."""
+    sure = call(
+        tools,
+        "run_sql",
+        sql="SELECT p.project_name, s.contract_amount FROM subcontracts s JOIN projects p "
+        "ON p.project_code = s.project_code WHERE p.project_code = 'GRB-106' "
+        "AND s.vendor_id = 'V02'",
+    )
+    assert sure.success and sure.data["rows"] == [["Lakeshore Public Library Renovation", 971350]]
+    assert sure.suggestion and sure.suggestion.startswith(
+        "The query named columns its tables lack. "
+    )
+    for swap in (
+        "p.project_name is not a column: ran with projects.name",
+        "p.project_code is not a column: ran with projects.code",
+    ):
+        assert sure.suggestion.count(swap) == 1, sure.suggestion
+    assert "Ran: SELECT p.name, s.contract_amount FROM subcontracts" in sure.suggestion
+    likely = call(
+        tools,
+        "run_sql",
+        sql="SELECT s.contract_value FROM subcontracts s WHERE s.project_code = 'GRB-106'",
+    )
+    assert likely.error_code == ErrorCode.QUERY_ERROR
+    assert (likely.suggestion or "").startswith(
+        "Did you mean subcontracts.contract_amount for s.contract_value? Call run_sql again"
+    )
+    for sql in (
+        "SELECT COUNT(*) FROM change_orders WHERE executed_date IS NULL",
+        "SELECT SUM(cost) FROM actual_costs WHERE cost_code = '03-3000'",
+    ):
+        failed = call(tools, "run_sql", sql=sql)
+        assert failed.error_code == ErrorCode.QUERY_ERROR, sql
+        assert (failed.suggestion or "").startswith("Call run_sql again using only these columns")
 
 
 def test_allow_list_hides_other_tables(db_url: str) -> None:

@@ -22,6 +22,7 @@ import functools
 import logging
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from toolrag.errors import ConfigError
 from toolrag.text import bounded
 from toolrag.tools.base import GuardedToolSpec, call_validated
 from toolrag.tools.result import ErrorCode, Source, ToolResult
+from toolrag.tools.sql.columns import Rename, renamed_columns
 from toolrag.tools.sql.db import (
     QueryFailed,
     QueryTimeout,
@@ -253,14 +255,20 @@ class SQLToolSpec(GuardedToolSpec):
 
     # --- shared by run_sql and the query tool ---------------------------------------------------
     def execute(
-        self, sql: str, limit: int = DEFAULT_LIMIT, respell_values: bool = True
+        self,
+        sql: str,
+        limit: int = DEFAULT_LIMIT,
+        respell_values: bool = True,
+        rename: bool = True,
     ) -> ToolResult:
         """The guarded path: parse check, read-only run with timeout, row cap, errors.
 
         A query that finds nothing because it compared a column with a value stored there
         with other capitals or as a longer name ("Summit Mechanical" for "Summit Mechanical
         LLC", the one value holding those words) runs once more with the stored values
-        (``respell_values``), through the same checks; its result says what ran instead."""
+        (``respell_values``), through the same checks; its result says what ran instead.
+        So does a query the database rejected for a column its table lacks, when each such
+        column has one column it plainly means (``rename``, :mod:`.columns`)."""
         if limit < 1:
             return ToolResult.fail(
                 ErrorCode.INVALID_ARGUMENT,
@@ -290,10 +298,15 @@ class SQLToolSpec(GuardedToolSpec):
                 suggestion="Select the values themselves: do not build long strings or blobs.",
             )
         except QueryFailed as exc:
+            meant = self._meant_columns(checked.sql, str(exc)) if rename else None
+            if meant is not None and all(r.sure for r in meant[1]):
+                again = self._renamed(*meant, limit, respell_values)
+                if again is not None:
+                    return again
             return ToolResult.fail(
                 ErrorCode.QUERY_ERROR,
                 f"The database rejected the query: {exc}",
-                suggestion=self._suggest(str(exc), checked.tables),
+                suggestion=self._suggest(str(exc), checked.tables, meant[1] if meant else []),
             )
         except SQLAlchemyError as exc:
             return ToolResult.fail(
@@ -422,6 +435,35 @@ class SQLToolSpec(GuardedToolSpec):
             suggestion=f"Use one of these tables: {', '.join(self.tables)}.",
         )
 
+    def _meant_columns(self, sql: str, error: str) -> tuple[str, list[Rename]] | None:
+        """``sql`` with each column its tables lack renamed to the column it most likely
+        means, and the renames (:func:`renamed_columns`), when the database's ``error`` is
+        about a column and each has its match; None otherwise."""
+        if "column" not in error.lower():
+            return None
+        try:
+            schema = {t: [c["name"] for c in self.db.describe(t)["columns"]] for t in self.tables}
+        except SQLAlchemyError:
+            return None
+        return renamed_columns(sql, schema, self._sqlglot_dialect())
+
+    def _renamed(
+        self, fixed: str, renames: list[Rename], limit: int, respell_values: bool
+    ) -> ToolResult | None:
+        """The result of ``fixed``, the query with its unknown columns renamed to the
+        columns they surely mean, with a note saying so; None when it fails too (the first
+        error and its hint stand)."""
+        result = self.execute(fixed, limit, respell_values=respell_values, rename=False)
+        if not result.success:
+            return None
+        swaps = "; ".join(
+            f"{r.written} is not a column: ran with {r.table}.{r.column}" for r in renames
+        )
+        return result.with_note(
+            f"The query named columns its tables lack. {swaps}. Check that this is the column "
+            f"the question means. Ran: {bounded(fixed, 600)}"
+        )
+
     def _respelled(self, sql: str, lookup: ValueLookup, limit: int) -> ToolResult | None:
         """The result of ``sql`` run with the stored spellings ``lookup`` found, when it finds
         rows; None otherwise (the empty result keeps its hints)."""
@@ -459,7 +501,7 @@ class SQLToolSpec(GuardedToolSpec):
             return ValueLookup()
         return look_up_values(pairs, text, self.db.find_value)
 
-    def _suggest(self, error: str, tables: list[str]) -> str:
+    def _suggest(self, error: str, tables: list[str], meant: Sequence[Rename] = ()) -> str:
         low = error.lower()
         if "locked" in low or "busy" in low:
             return "The database is busy: another program is writing to it. Try again shortly."
@@ -477,6 +519,12 @@ class SQLToolSpec(GuardedToolSpec):
                 else []
             )
             hint = f"Did you mean {' or '.join(close)}? " if close else ""
+            if meant:  # the columns the query's unknown ones most likely mean
+                hint = (
+                    "Did you mean "
+                    + ", ".join(f"{r.table}.{r.column} for {r.written}" for r in meant)
+                    + "? "
+                )
             return f"{hint}Call run_sql again using only these columns: " + "; ".join(parts) + "."
         if "table" in low or "relation" in low:
             return f"Use one of these tables: {', '.join(self.tables)}."
