@@ -401,7 +401,21 @@ def _pseudo_query_rows(fig: dict[str, Any]) -> Rows:
     return rows
 
 
+def _sql_column_rows(fig: dict[str, Any]) -> Rows:
+    """``ablations.sql_columns``: per database, the miswritten names run as the right column
+    and as a wrong one, by the sure matches, every match and difflib's closest name."""
+    rows: Rows = []
+    for db, f in fig.items():
+        cells = []
+        for method in ("runs", "suggests", "difflib_0.8"):
+            a = f[method]["all"]
+            cells.append(f"{method} {a['right']} right / {a['wrong']} wrong")
+        rows.append((f"{db}: {f['cases']} miswritten names", "; ".join(cells)))
+    return rows
+
+
 HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
+    "sql_columns": _sql_column_rows,
     "pseudo_queries": _pseudo_query_rows,
     "fusion_per_query": _fusion_rows,
     "demo": _demo_rows,
