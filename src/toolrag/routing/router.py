@@ -38,6 +38,7 @@ from llama_index.core.tools import BaseTool
 from pydantic import ValidationError
 
 from toolrag.guard import ToolGuard
+from toolrag.guard.grounding.copied import drop_copied_filters
 from toolrag.guard.grounding.filters import Vocabulary
 from toolrag.guard.grounding.narrow import Narrowed, call_with_named_filters
 from toolrag.guard.grounding.read_values import unread_refusal, unread_values
@@ -445,6 +446,7 @@ class Router:
             notes: list[str] = []
             if decision is not None:
                 notes = ground_codes(question, decision, named)
+                notes += drop_copied_filters(question, decision, examples, by_name, self.vocabulary)
                 found = ungrounded_values(
                     question, decision, examples, by_name, seen=" ".join(named)
                 )

@@ -35,6 +35,7 @@ from toolrag.guard.grounding.periods import MAX_CHARS, question_period
 
 _START = re.compile(r"(?:^|_)(?:start|from|since|after|begin|min)(?:_|$)")
 _END = re.compile(r"(?:^|_)(?:end|to|until|before|max)(?:_|$)")
+_DATE_WORDS = re.compile(r"\bdate\b|YYYY-MM-DD", re.IGNORECASE)
 
 
 # The endings a value's one-word alias is counted under: plurals name a value; the inflections
@@ -139,12 +140,16 @@ def enum_values(prop: Mapping[str, Any]) -> list[str]:
 
 def date_parameters(schema: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
     """The tool's start-date and end-date parameters (``start_date``/``end_date``,
-    ``since``/``until``, ``date_from``/``date_to``...), each only when exactly one fits."""
+    ``since``/``until``, ``date_from``/``date_to``...), each only when exactly one fits. A
+    parameter is a date by its format, its name, or its description ("Earliest inspection
+    date, YYYY-MM-DD.")."""
     properties = (schema or {}).get("properties") or {}
 
     def is_date(prop: Mapping[str, Any]) -> bool:
         formats = [prop.get("format")] + [o.get("format") for o in prop.get("anyOf") or []]
-        return "date" in formats
+        # a schema built from a Python signature loses the format: its description keeps it
+        described = _DATE_WORDS.search(str(prop.get("description") or "")[:500])
+        return "date" in formats or described is not None
 
     dated = [p for p, prop in properties.items() if is_date(prop) or "date" in p.lower()]
     starts = [p for p in dated if _START.search(p.lower())]
