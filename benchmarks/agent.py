@@ -299,6 +299,12 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--context", type=int, default=16384, help="Local model context.")
+    parser.add_argument(
+        "--router-examples",
+        type=int,
+        default=None,
+        help="Example questions the router shows (default: the setting, 8).",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "agent.json")
     parser.add_argument("--fresh", action="store_true", help="Ignore earlier records.")
     parser.add_argument(
@@ -330,6 +336,7 @@ def main() -> None:
         state_dir=state,
         context_window=args.context,
         write_requests="off",
+        **({} if args.router_examples is None else {"router_examples": args.router_examples}),
     )
     sample = Toolbox(settings)
     if not sample.indexed():
@@ -435,6 +442,7 @@ def main() -> None:
         "question_sets": {qset: [q.id for q in chosen if set_of[q.id] == qset] for qset in sets},
         "gate": tb.gate.model_dump(),
         "agent_mode": runner.default_mode,
+        "router_examples": settings.router_examples,
         "collections": [c.name for c in sample.collections],
         "collections_file": str(settings.resolved_collections_file),
         "warmup": WARMUP,

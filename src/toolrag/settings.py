@@ -228,6 +228,14 @@ class Settings(BaseSettings):
         "it finishes. index: written before indexing returns. off: only `toolrag tools synth`.",
     )
     max_iterations: int = Field(6, ge=1, le=50, description="Agent steps before a graceful stop.")
+    router_examples: int = Field(
+        8,
+        ge=0,
+        le=32,
+        description="Example questions the router shows the model per question, chosen part "
+        "by part from the written requests and rated decisions (0: none). Fewer make a shorter "
+        "prompt to read on each question.",
+    )
     agent_mode: Literal["react", "router+react", "function"] = Field(
         "router+react",
         description="router+react (default, decision 0046): the router's validated calls run "

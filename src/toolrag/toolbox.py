@@ -705,7 +705,11 @@ class Toolbox:
 
     def router(self, mode: ExampleMode = "dynamic") -> Router:
         return Router(
-            self.llm, self.example_store, mode=mode, k_examples=8, vocabulary=self.guard.vocabulary
+            self.llm,
+            self.example_store,
+            mode=mode,
+            k_examples=self.settings.router_examples,
+            vocabulary=self.guard.vocabulary,
         )
 
     async def aroute(

@@ -302,3 +302,41 @@ def test_the_answer_after_a_repeat_of_the_routers_call_is_kept(
     tb = _routed(toolbox_factory([json.dumps(decision), again, final(said)]))
     answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
     assert answer.loops_stopped == 1 and answer.answer == said
+
+
+def test_filters_copied_from_a_shown_example_are_left_out(
+    rest_toolbox: Callable[..., Toolbox],
+) -> None:
+    """The router and then the agent copy the filters of the shown example "Which projects had
+    failed inspections between September and November 2025?" into a question that names no
+    result and no period: both calls run without them, and say so."""
+    copied = {"result": "failed", "since": "2025-09-01", "until": "2025-11-30"}
+    call = {"tool": "list_inspections", "arguments": copied}
+    decision = {"action": "call_tools", "calls": [call]}
+    tb = _routed(
+        rest_toolbox(
+            [
+                json.dumps(decision),
+                react("list_inspections", {**copied, "project": "GRB-107"}),
+                final("INSP-107-05 is on the calendar."),
+            ]
+        )
+    )
+    question = "Which inspections on the Summit Ridge Hotel are on the calendar but not held yet?"
+    events: list[AgentEvent] = []
+    with listening(events.append):
+        answer = tb.ask(question)
+    route = next(e for e in events if e.kind == "route")
+    assert sorted(route.data["grounded"]) == [
+        "list_inspections.result: 'failed' left out (from an example question, not this one)",
+        "list_inspections.since: '2025-09-01' left out (an example question's period; this "
+        "question names none)",
+        "list_inspections.until: '2025-11-30' left out (an example question's period; this "
+        "question names none)",
+    ]
+    routed, agent = answer.trace
+    assert routed.arguments == {} and routed.success
+    assert routed.ran_with == {"project": "GRB-107"}  # the filter the question names, added
+    assert agent.arguments == {**copied, "project": "GRB-107"}
+    assert agent.ran_with == {"project": "GRB-107"}  # the project is the question's own
+    assert "Left out: list_inspections.result: 'failed'" in agent.observation

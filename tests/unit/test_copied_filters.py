@@ -3,8 +3,6 @@ the question's own filters, and required arguments, stay."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 from llama_index.core.tools import FunctionTool
 from pydantic import BaseModel, Field
@@ -48,19 +46,10 @@ VOCAB = Vocabulary(
 )
 
 
-@dataclass
-class Shown:
-    query: str
-    calls: list[ToolCallSpec] = field(default_factory=list)
-
-    def model_dump_json(self) -> str:
-        return self.query
-
-
 EXAMPLES = [
-    Shown("Show the inspection history for GRB-104, including the final inspection."),
-    Shown("Which projects had failed inspections between September and November 2025?"),
-    Shown("Which RFIs are still open on the hotel?"),
+    "Show the inspection history for GRB-104, including the final inspection.",
+    "Which projects had failed inspections between September and November 2025?",
+    "Which RFIs are still open on the hotel?",
 ]
 
 

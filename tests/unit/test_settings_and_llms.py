@@ -193,3 +193,24 @@ def test_database_url_password_is_masked() -> None:
     shown = s.masked()["database_url"]
     assert "s3cretpw" not in shown and "127.0.0.1:5432/demo" in shown
     assert Settings(index_dir=Path("ix")).resolved_database_url.endswith("ix/sample.sqlite")
+
+
+def test_the_router_shows_as_many_examples_as_set(tmp_path: Path) -> None:
+    from llama_index.core.embeddings import MockEmbedding
+
+    from toolrag import Toolbox
+
+    def toolbox(**settings: object) -> Toolbox:
+        config = Settings(
+            toolspecs_dir=tmp_path,
+            index_dir=tmp_path / "indexes",
+            state_dir=tmp_path / "state",
+            llm_provider="scripted",
+            **settings,  # type: ignore[arg-type]
+        )
+        return Toolbox(config, embed=MockEmbedding(embed_dim=8))
+
+    assert toolbox().router().k_examples == 8
+    assert toolbox(router_examples=3).router().k_examples == 3
+    with pytest.raises(ValueError, match="router_examples"):
+        Settings(router_examples=-1)

@@ -170,6 +170,7 @@ async def ask_routed(
     offered = [t.metadata.get_name() for t in tools]
     routed = await router.arun(question, tools, guard, run_id=run.run_id)
     routed.id = decisions.record(routed)
+    run.shown = list(routed.example_questions)  # the agent's prompt continues the router's
     decision = routed.decision
     emit(
         "route",

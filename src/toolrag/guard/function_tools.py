@@ -26,6 +26,8 @@ from workflows.events import HumanResponseEvent, InputRequiredEvent
 from toolrag.guard.executor import ToolGuard
 from toolrag.guard.grounding.calls import ground_call
 from toolrag.guard.grounding.choices import fit_choices
+from toolrag.guard.grounding.copied import drop_copied_filters
+from toolrag.guard.grounding.decision import RouteDecision, ToolCallSpec
 from toolrag.guard.grounding.narrow import call_with_named_filters
 from toolrag.guard.grounding.read_values import unread_refusal, unread_values
 from toolrag.guard.grounding.widen import without_invented_dates
@@ -56,6 +58,9 @@ class RunState:
     # value found there grounds an argument (toolrag.guard.grounding.calls)
     seen: list[str] = field(default_factory=list)
     refused: set[str] = field(default_factory=set)  # calls refused once for ungrounded values
+    # the example questions the model was shown (the router's, which the agent's prompt
+    # continues): a filter copied from one of them is left out (toolrag.guard.grounding.copied)
+    shown: list[str] = field(default_factory=list)
     # every tool the run may offer, by name: a description that pairs a code with a name the
     # question uses ("code (CUST-103) or name (Fernwood Garden Center)") grounds that code
     tools: dict[str, BaseTool] = field(default_factory=dict)
@@ -91,6 +96,17 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
             run.steps = step
             return guard.refuse(name, kwargs, grounded.refusal, run_id=run.run_id)
         card = guard.card(name)
+        copied: list[str] = []
+        if run.shown and card is not None and card.side_effect == "read":
+            one = RouteDecision(
+                action="call_tools",
+                calls=[ToolCallSpec(tool=name, arguments=dict(grounded.arguments))],
+            )
+            copied = drop_copied_filters(
+                run.question, one, run.shown, {name: tool}, guard.vocabulary
+            )
+            if copied:
+                grounded = grounded._replace(arguments=one.calls[0].arguments)
         if card is not None and card.companion and guard.permitted(name):
             unread = unread_values(kwargs, run.question, "\n".join(run.seen))
             if unread:  # arithmetic over numbers nothing gave: read them first
@@ -129,7 +145,9 @@ def guarded_tool(guard: ToolGuard, tool: BaseTool, run: RunState) -> FunctionToo
         ran = {k: v for k, v in kwargs.items() if k != "idempotency_key"}
         if ran != {k: v for k, v in written.items() if k != "idempotency_key"}:
             result.ran_with = ran
-        return result.with_note(" ".join(n for n in (fitted.note, grounded.note) if n) or None)
+        left_out = f"Left out: {'; '.join(copied)}." if copied else None
+        notes = (fitted.note, grounded.note, left_out)
+        return result.with_note(" ".join(n for n in notes if n) or None)
 
     run.guarded[name] = call
     return FunctionTool(async_fn=call, metadata=tool.metadata)

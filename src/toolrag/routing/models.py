@@ -26,6 +26,9 @@ class RouteResult(BaseModel):
         "(tool.argument: old -> new), or an optional argument left out after the repair round.",
     )
     examples: list[str] = Field(default_factory=list, description="Ids of the few-shot examples.")
+    example_questions: list[str] = Field(
+        default_factory=list, description="The few-shot examples' questions, as shown."
+    )
     tools_offered: list[str] = Field(default_factory=list)
     tools_searched: str | None = Field(
         None,

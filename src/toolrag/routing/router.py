@@ -423,7 +423,10 @@ class Router:
         by_name = {t.metadata.get_name(): t for t in tools}
         chosen, prompt = plan or self.plan(question, tools)
         result = RouteResult(
-            question=question, examples=[i for i, _ in chosen], tools_offered=list(by_name)
+            question=question,
+            examples=[i for i, _ in chosen],
+            example_questions=[e.query for _, e in chosen],
+            tools_offered=list(by_name),
         )
         if not by_name:
             reply = _counted(self.llm.complete(prompt), result)
@@ -446,7 +449,9 @@ class Router:
             notes: list[str] = []
             if decision is not None:
                 notes = ground_codes(question, decision, named)
-                notes += drop_copied_filters(question, decision, examples, by_name, self.vocabulary)
+                notes += drop_copied_filters(
+                    question, decision, result.example_questions, by_name, self.vocabulary
+                )
                 found = ungrounded_values(
                     question, decision, examples, by_name, seen=" ".join(named)
                 )

@@ -35,7 +35,6 @@ from llama_index.core.tools import BaseTool
 from toolrag.guard.grounding.decision import RouteDecision
 from toolrag.guard.grounding.filters import Vocabulary, date_parameters
 from toolrag.guard.grounding.periods import MAX_CHARS, question_period
-from toolrag.guard.grounding.values import Example
 from toolrag.tools.prompting import tool_schema
 
 _SUFFIXES = ("ing", "ies", "ed", "es", "s", "e", "d")
@@ -76,13 +75,14 @@ def _as_date(value: Any) -> date | None:
 def drop_copied_filters(
     question: str,
     decision: RouteDecision,
-    examples: Sequence[Example],
+    examples: Sequence[str],
     tools: Mapping[str, BaseTool],
     vocabulary: Vocabulary | None = None,
 ) -> list[str]:
-    """Leave out of ``decision``'s calls the optional filters copied from a shown example's
-    question (see the module docstring); returns a note per argument left out."""
-    shown = [e.query for e in examples if e.query.strip() and e.query.strip() != question.strip()]
+    """Leave out of ``decision``'s calls the optional filters copied from a shown example
+    question (``examples``: their questions; see the module docstring); returns a note per
+    argument left out."""
+    shown = [q for q in examples if q.strip() and q.strip() != question.strip()]
     if not shown:
         return []
     asked = stems(question)
