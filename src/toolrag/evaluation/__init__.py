@@ -13,10 +13,13 @@ from toolrag.evaluation.retrieval import (
 from toolrag.evaluation.route_eval import (
     RouteQuery,
     RouteReport,
+    argument_hits,
     examples_from_queries,
     load_route_queries,
+    prompt_key,
     run_route_eval,
     save_heatmap,
+    score,
     stub_tools,
 )
 from toolrag.evaluation.tools_eval import (
@@ -35,6 +38,7 @@ __all__ = [
     "RetrievalReport",
     "RouteQuery",
     "RouteReport",
+    "argument_hits",
     "choose",
     "cut_grid",
     "document_collection",
@@ -45,6 +49,7 @@ __all__ = [
     "objectindex_default",
     "percentile",
     "plain_objectindex",
+    "prompt_key",
     "rank_queries",
     "rank_written_requests",
     "run_docs_eval",
@@ -53,6 +58,7 @@ __all__ = [
     "run_tool_evals",
     "save_heatmap",
     "schema_model",
+    "score",
     "score_cut",
     "scored_searcher",
     "searcher",
