@@ -512,19 +512,20 @@ class SQLToolSpec(GuardedToolSpec):
                     cols = [c["name"] for c in self.db.describe(t)["columns"]]
                     every += cols
                     parts.append(f"{t}({', '.join(cols)})")
-            bad = re.search(r"column:?\s+\"?([\w.]+)", error)
-            close = (
-                difflib.get_close_matches(bad.group(1).split(".")[-1], every, n=2, cutoff=0.8)
-                if bad
-                else []
-            )
-            hint = f"Did you mean {' or '.join(close)}? " if close else ""
             if meant:  # the columns the query's unknown ones most likely mean
                 hint = (
                     "Did you mean "
                     + ", ".join(f"{r.table}.{r.column} for {r.written}" for r in meant)
                     + "? "
                 )
+            else:
+                bad = re.search(r"column:?\s+\"?([\w.]+)", error)
+                close = (
+                    difflib.get_close_matches(bad.group(1).split(".")[-1], every, n=2, cutoff=0.8)
+                    if bad
+                    else []
+                )
+                hint = f"Did you mean {' or '.join(close)}? " if close else ""
             return f"{hint}Call run_sql again using only these columns: " + "; ".join(parts) + "."
         if "table" in low or "relation" in low:
             return f"Use one of these tables: {', '.join(self.tables)}."
