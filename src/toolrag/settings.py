@@ -236,6 +236,13 @@ class Settings(BaseSettings):
         "by part from the written requests and rated decisions (0: none). Fewer make a shorter "
         "prompt to read on each question.",
     )
+    router_tool_grammar: bool = Field(
+        True,
+        description="Hold the router's reply to the offered tools' own schemas: each call names "
+        "an offered tool and gives only its arguments, of their types and listed values (a "
+        "llama.cpp grammar, or the server's JSON schema). false: only the decision's shape is "
+        "held, and wrong calls are found after the reply (a repair round).",
+    )
     agent_mode: Literal["react", "router+react", "function"] = Field(
         "router+react",
         description="router+react (default, decision 0046): the router's validated calls run "

@@ -710,6 +710,7 @@ class Toolbox:
             mode=mode,
             k_examples=self.settings.router_examples,
             vocabulary=self.guard.vocabulary,
+            tool_grammar=self.settings.router_tool_grammar,
         )
 
     async def aroute(

@@ -17,7 +17,8 @@ from toolrag.guard.grounding.names import masked
 from toolrag.guard.grounding.values import code_like
 from toolrag.models.embeddings import make_embedding
 from toolrag.routing import Example, ExampleStore, LeakageError, Router, ToolCallSpec
-from toolrag.routing.router import _valid_call, decision_schema, extract_json
+from toolrag.routing.call_schema import decision_schema
+from toolrag.routing.router import _valid_call, extract_json
 
 SCHEDULE = "get_project_schedule"
 

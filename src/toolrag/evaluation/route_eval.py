@@ -204,7 +204,12 @@ def score(
 
 
 def setup_fingerprint(
-    llm: LLM, cards: Sequence[ToolCard], examples: Sequence[Example], k_tools: int, k_examples: int
+    llm: LLM,
+    cards: Sequence[ToolCard],
+    examples: Sequence[Example],
+    k_tools: int,
+    k_examples: int,
+    tool_grammar: bool = True,
 ) -> str:
     """What a recorded decision depends on, hashed: a record from another setup is not reused."""
     meta = llm.metadata
@@ -216,6 +221,7 @@ def setup_fingerprint(
         "examples": sorted(e.id for e in examples),
         "k": [k_tools, k_examples],
         "prompt": INSTRUCTIONS,
+        "tool_grammar": tool_grammar,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -258,13 +264,16 @@ def run_route_eval(
     records: Path | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     gate: float | None = None,
+    tool_grammar: bool = True,
 ) -> list[RouteReport]:
     """Route every query once per example mode, in this process, over the same retrieval.
 
     ``records``: a JSONL file that keeps each decision (resume); ``on_progress(done, total)`` is
     called after each decision. ``gate``: the retrieval's gate (:meth:`ToolIndex.retrieve`);
-    a question it offers no tools is answered without them (:meth:`Router.route`)."""
-    fingerprint = setup_fingerprint(llm, cards, examples, k_tools, k_examples)
+    a question it offers no tools is answered without them (:meth:`Router.route`).
+    ``tool_grammar``: the router's reply held to the offered tools' schemas (the default) or
+    only to the decision's shape (:mod:`toolrag.routing.call_schema`)."""
+    fingerprint = setup_fingerprint(llm, cards, examples, k_tools, k_examples, tool_grammar)
     recorded = _load_records(records, fingerprint)
     index = ToolIndex(work_dir / "index", embed, table="route_eval")
     index.sync(cards)
@@ -273,7 +282,10 @@ def run_route_eval(
     store.register_test_questions((q.id, q.query) for q in queries)
     store.seed(cards)
     store.add_many(examples, strict=False)
-    routers = {mode: Router(llm, store, mode=mode, k_examples=k_examples) for mode in modes}
+    routers = {
+        mode: Router(llm, store, mode=mode, k_examples=k_examples, tool_grammar=tool_grammar)
+        for mode in modes
+    }
     # A recorded decision is reused only where today's retrieval offers the same tools and
     # today's router would send the same prompt: a change in retrieval, in the examples chosen
     # or in the prompt's format re-routes exactly the questions it touches. (Records written

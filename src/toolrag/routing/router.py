@@ -52,6 +52,7 @@ from toolrag.guard.grounding.widen import without_invented_dates
 from toolrag.models.usage import cached_tokens, token_counts
 from toolrag.retrieval.agent_retriever import MAX_PARTS
 from toolrag.retrieval.steps import sub_queries
+from toolrag.routing.call_schema import decision_schema, ordered_arguments
 from toolrag.routing.examples import Example, ExampleStore
 from toolrag.routing.models import RouteDecision, RouteResult, ToolCallSpec
 from toolrag.text import bounded
@@ -115,9 +116,11 @@ def _example_block(example: Example, tools: dict[str, BaseTool]) -> str:
     arguments as the thing to copy."""
     if not all(_valid_call(n, c, tools) for n, c in enumerate(example.calls)):
         return f"Question: {example.query}\nTools: {', '.join(c.tool for c in example.calls)}"
-    decision = RouteDecision(
-        action="call_tools" if example.calls else "answer_directly", calls=example.calls
-    )
+    calls = [  # in the order the grammar admits them (:func:`ordered_arguments`)
+        c.model_copy(update={"arguments": ordered_arguments(c.arguments, tools.get(c.tool))})
+        for c in example.calls
+    ]
+    decision = RouteDecision(action="call_tools" if calls else "answer_directly", calls=calls)
     return f"Question: {example.query}\nJSON: {decision.model_dump_json(exclude_defaults=False)}"
 
 
@@ -136,19 +139,6 @@ def parts_block(question: str) -> str:
         return ""
     listed = "\n".join(f"{n}. {part}" for n, part in enumerate(parts, start=1))
     return PARTS.format(n=len(parts), parts=listed)
-
-
-def decision_schema(min_calls: int = 0) -> dict[str, Any]:
-    """:class:`RouteDecision`'s JSON schema; with ``min_calls`` (a question of that many
-    parts), one that admits only ``call_tools`` with at least that many calls: a small model
-    shown the parts still writes one call and stops, and the grammar makes it go on."""
-    schema = RouteDecision.model_json_schema()
-    if min_calls > 1:
-        props = schema["properties"]
-        props["action"]["enum"] = ["call_tools"]
-        props["calls"]["minItems"] = min_calls
-        schema["required"] = ["action", "calls"]
-    return schema
 
 
 _CALL_ERROR = re.compile(r"^calls\[(\d+)\]")
@@ -306,9 +296,13 @@ class Router:
         k_examples: int = 8,
         max_repairs: int = 1,
         vocabulary: Vocabulary | None = None,
+        tool_grammar: bool = True,
     ) -> None:
         """``vocabulary``: the known filter values and their names (the guard's), so that an
-        id the question gives by name counts as given (:meth:`named_ids`)."""
+        id the question gives by name counts as given (:meth:`named_ids`). ``tool_grammar``:
+        hold the reply to the offered tools' own schemas (:mod:`toolrag.routing.call_schema`);
+        False holds it only to the generic decision schema."""
+        self.tool_grammar = tool_grammar
         self.llm = llm
         self.vocabulary = vocabulary
         self.examples = examples
@@ -379,11 +373,19 @@ class Router:
         return chosen, self.prompt(question, tools, [e for _, e in chosen])
 
     # --- the model -----------------------------------------------------------------------------
-    def _ask(self, prompt: str, result: RouteResult | None = None, min_calls: int = 0) -> str:
-        """The model's reply to ``prompt``; with ``min_calls``, a grammar or JSON schema (where
-        the LLM takes one) that admits only ``call_tools`` with at least that many calls."""
+    def _ask(
+        self,
+        prompt: str,
+        result: RouteResult | None = None,
+        min_calls: int = 0,
+        tools: Sequence[BaseTool] = (),
+    ) -> str:
+        """The model's reply to ``prompt``, held (where the LLM takes a grammar or a JSON
+        schema) to calls of the offered ``tools`` with their own arguments
+        (:mod:`toolrag.routing.call_schema`); with ``min_calls``, to ``call_tools`` with at
+        least that many calls."""
         llm = self.llm
-        schema = decision_schema(min_calls)
+        schema = decision_schema(min_calls, tools if self.tool_grammar else ())
         complete_json = getattr(llm, "complete_json", None)
         if callable(complete_json):  # a chat-completions server: its response_format
             return _counted(complete_json(prompt, schema, "RouteDecision"), result)
@@ -397,7 +399,11 @@ class Router:
         if isinstance(generate, dict) and _is_llama_cpp(llm):
             from llama_cpp import LlamaGrammar
 
-            grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            try:
+                grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            except Exception:  # a tool's schema the converter cannot read: calls checked after
+                generic = json.dumps(decision_schema(min_calls))
+                grammar = LlamaGrammar.from_json_schema(generic, verbose=False)
             with _grammar_lock:
                 generate["grammar"] = grammar
                 try:
@@ -458,7 +464,7 @@ class Router:
             return decision, errors + [u.error for u in found], found, notes
 
         parts = len(question_parts(question))
-        reply = self._ask(prompt, result, min_calls=parts)
+        reply = self._ask(prompt, result, min_calls=parts, tools=tools)
         result.raw.append(reply)
         result.prompt = prompt
         decision, errors, found, notes = checked(reply)
@@ -472,7 +478,7 @@ class Router:
                 errors="\n".join(f"- {e}" for e in errors),
                 question=question,
             )
-            reply = self._ask(repair, result, min_calls=parts)
+            reply = self._ask(repair, result, min_calls=parts, tools=tools)
             result.raw.append(reply)
             result.prompt = repair
             decision, errors, found, notes = checked(reply)
