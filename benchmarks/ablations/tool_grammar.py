@@ -9,9 +9,10 @@ reply and sent back for one repair round.
 
 Sets (both development sets; ``benchmarks.route`` builds them):
 
-- ``bfcl``: the first ``--limit`` of the 200 drawn BFCL items (multiple, live_multiple and
-  irrelevance mixed), their functions as the pool;
-- ``sample``: the sample's test questions whose tools are the sample's.
+- ``bfcl``: the first ``--limit`` (40) of the 200 drawn BFCL items (multiple, live_multiple and
+  irrelevance mixed), the 200 items' functions as the pool;
+- ``sample``: ``--limit`` of the sample's test questions whose tools are the sample's, spread
+  evenly over it (the split is in order of kind).
 
 Each set is routed ``dynamic`` (examples chosen per question, the default), first one way then
 the other (the order alternates between sets, so a slower stretch of the shared cores does not
@@ -22,7 +23,7 @@ Reported per set and grammar: tool precision and recall, no-tool accuracy, argum
 the share of valid decisions, how many needed a repair round, and the median seconds a decision
 took (the repair round included).
 
-    python -m benchmarks.ablations.tool_grammar [--limit 120]
+    python -m benchmarks.ablations.tool_grammar [--limit 40]
 
 Writes ``benchmarks/results/tool_grammar.json``.
 """
@@ -50,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default="bfcl,sample")
-    parser.add_argument("--limit", type=int, default=120, help="BFCL items routed (of 200).")
+    parser.add_argument("--limit", type=int, default=40, help="Questions routed per set.")
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "route")
     parser.add_argument("--fresh", action="store_true", help="Ignore earlier records.")
     args = parser.parse_args()
@@ -61,8 +62,11 @@ def main() -> None:
     sets: dict[str, Any] = {}
     for n, name in enumerate(args.sets.split(",")):
         cards, queries, examples = sample_set(tb) if name == "sample" else bfcl_set(200, 0)
-        if name == "bfcl":
-            queries = queries[: args.limit or None]
+        if args.limit and name == "bfcl":  # drawn in a shuffled order: the first N are mixed
+            queries = queries[: args.limit]
+        elif args.limit:  # the test split is in order of kind: spread over it
+            step = len(queries) / min(args.limit, len(queries))
+            queries = [queries[int(i * step)] for i in range(min(args.limit, len(queries)))]
         records = args.out / f"tool_grammar_{name}.jsonl"
         records.parent.mkdir(parents=True, exist_ok=True)
         if args.fresh:
@@ -95,7 +99,7 @@ def main() -> None:
         "wall_s_this_run": round(time.perf_counter() - t0, 1),
         "sets": sets,
     }
-    write_result(result_name("tool_grammar", limit=0 if args.limit == 120 else args.limit), payload)
+    write_result(result_name("tool_grammar", limit=0 if args.limit == 40 else args.limit), payload)
     table = Table(
         "set", "grammar", "precision", "recall", "no-tool", "arg acc", "valid", "repaired", "p50 s"
     )

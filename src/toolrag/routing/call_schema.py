@@ -130,6 +130,7 @@ def arguments_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
     if not isinstance(out, dict) or len(json.dumps(out)) > MAX_SCHEMA_CHARS:
         return dict(_ANY_OBJECT)
     out["type"] = "object"
+    out["additionalProperties"] = False  # JSON Schema's default admits any other argument
     return out
 
 
@@ -142,6 +143,7 @@ def call_schema(tool: BaseTool) -> dict[str, Any]:
             "arguments": arguments_schema(tool_schema(tool)),
         },
         "required": ["tool", "arguments"],
+        "additionalProperties": False,
     }
 
 
