@@ -414,7 +414,24 @@ def _sql_column_rows(fig: dict[str, Any]) -> Rows:
     return rows
 
 
+def _tool_grammar_rows(fig: dict[str, Any]) -> Rows:
+    """``ablations.tool_grammar``: per set, the router held to the offered tools' schemas
+    against the decision's shape alone."""
+    rows: Rows = []
+    for name, s in fig["sets"].items():
+        cells = []
+        for kind, r in s["reports"].items():
+            args = "n/a" if r["argument_accuracy"] is None else f"{r['argument_accuracy']:.3f}"
+            cells.append(
+                f"{kind}: recall {r['recall']:.3f}, arguments {args}, valid "
+                f"{r['valid_rate']:.2f}, repaired {r['repaired']}, p50 {r['p50_s']:.1f} s"
+            )
+        rows.append((f"{name}: {s['n_queries']} questions, {s['n_tools']} tools", "; ".join(cells)))
+    return rows
+
+
 HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
+    "tool_grammar": _tool_grammar_rows,
     "sql_columns": _sql_column_rows,
     "pseudo_queries": _pseudo_query_rows,
     "fusion_per_query": _fusion_rows,

@@ -13,7 +13,7 @@ from llama_index.core.tools import FunctionTool
 from pydantic import BaseModel, Field
 
 from toolrag import ScriptedLLM
-from toolrag.routing import Router
+from toolrag.routing import Example, Router, ToolCallSpec
 from toolrag.routing.call_schema import (
     MAX_SCHEMA_CHARS,
     arguments_schema,
@@ -180,3 +180,18 @@ def test_the_router_sends_the_offered_tools_schema(tool_grammar: bool) -> None:
         assert names == ["run_sql", "search_documents"]
     else:
         assert "anyOf" not in items
+
+
+def test_the_router_shows_example_arguments_in_the_grammar_s_order() -> None:
+    example = Example(
+        query="Which RFIs did GRB-101 get?",
+        calls=[
+            ToolCallSpec(
+                tool="search_documents",
+                arguments={"document_type": "rfi", "project": "GRB-101", "query": "RFIs"},
+            )
+        ],
+    )
+    prompt = Router(ScriptedLLM()).prompt("Which bids did GRB-102 get?", [DOCS, SQL], [example])
+    shown = '"arguments":{"query":"RFIs","project":"GRB-101","document_type":"rfi"}'
+    assert shown in prompt

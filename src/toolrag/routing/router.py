@@ -2,7 +2,8 @@
 clarifying question.
 
 - Structured output: a JSON-schema grammar for llama.cpp (the reply cannot be anything but a
-  ``RouteDecision``), the request's ``response_format`` with the same schema for an
+  ``RouteDecision`` whose calls are the offered tools', each with its own arguments:
+  :mod:`toolrag.routing.call_schema`), the request's ``response_format`` with the same schema for an
   OpenAI-compatible server (``ServerLLM.complete_json``: the first format the server accepts),
   ``structured_predict`` (function calling / structured outputs) for function-calling LLMs
   such as OpenAI's, and a parsed JSON reply for any other LLM.
