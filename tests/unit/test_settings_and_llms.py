@@ -195,7 +195,7 @@ def test_database_url_password_is_masked() -> None:
     assert Settings(index_dir=Path("ix")).resolved_database_url.endswith("ix/sample.sqlite")
 
 
-def test_the_router_shows_as_many_examples_as_set(tmp_path: Path) -> None:
+def test_the_router_takes_its_settings(tmp_path: Path) -> None:
     from llama_index.core.embeddings import MockEmbedding
 
     from toolrag import Toolbox
@@ -214,3 +214,5 @@ def test_the_router_shows_as_many_examples_as_set(tmp_path: Path) -> None:
     assert toolbox(router_examples=3).router().k_examples == 3
     with pytest.raises(ValueError, match="router_examples"):
         Settings(router_examples=-1)
+    assert toolbox().router().tool_grammar is True
+    assert toolbox(router_tool_grammar=False).router().tool_grammar is False
