@@ -14,7 +14,14 @@ from llama_index.core.tools import FunctionTool
 
 from toolrag import ScriptedLLM
 from toolrag.agent.loop import SYSTEM_PROMPT, build_agent
-from toolrag.models.local_llm import LocalLlamaCPP, PromptStates, reused_prefix, shared_prefix
+from toolrag.models.local_llm import (
+    LocalLlamaCPP,
+    PromptStates,
+    _without_extra_buffers,
+    amx_build,
+    reused_prefix,
+    shared_prefix,
+)
 from toolrag.models.usage import cached_tokens
 
 
@@ -175,3 +182,20 @@ def test_a_state_is_keyed_by_the_tokens_it_holds() -> None:
     states[_key("rules|Q1|A1!")] = _state("rules|Q1|A1")
     assert list(states.states) == [_key("rules|Q1|A1")]
     assert states.longest(_key("rules|Q1|A1!|next"))[1] == len("rules|Q1|A1")
+
+
+def test_a_build_running_amx_kernels_is_told_from_its_system_info() -> None:
+    info = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_BF16 = 1 | AMX_INT8 = 1 | REPACK = 1 |"
+    assert amx_build(info)
+    assert not amx_build(info.replace("AMX_INT8 = 1", "AMX_INT8 = 0"))
+    assert not amx_build("CPU : SSE3 = 1 | AVX2 = 1 | FMA = 1 | REPACK = 1 |")
+
+
+def test_models_loaded_without_extra_buffers_get_the_flag_and_the_default_comes_back() -> None:
+    import llama_cpp
+
+    default = llama_cpp.llama_cpp.llama_model_default_params
+    with _without_extra_buffers():
+        assert llama_cpp.llama_cpp.llama_model_default_params().use_extra_bufts is False
+    assert llama_cpp.llama_cpp.llama_model_default_params is default
+    assert default().use_extra_bufts is True

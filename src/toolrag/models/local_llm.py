@@ -16,16 +16,24 @@ whose tokens share the longest prefix with its prompt: llama-cpp-python's own ca
 (``Llama.set_cache``), with lean states that leave out the 150 MB logits table it copies on
 every save (the first new token is always evaluated again, so those logits are never read).
 
+A llama-cpp-python built with llama.cpp's AMX kernels (pip's default build on an Intel CPU with
+AMX, Sapphire Rapids and later) segfaults on the first evaluation of a Q4_K model in a virtual
+machine (llama.cpp issue 20824). :func:`amx_build` tells such a build from its system info, and
+:class:`LocalLlamaCPP` then loads the weights without llama.cpp's extra buffer types (the AMX
+and repacked layouts): slower, but it runs. ``scripts/llama_build.sh`` builds without AMX.
+
 Only this module imports the optional ``llama_index.llms.llama_cpp`` package; it is imported when
 the local model is loaded (:func:`toolrag.models.llms.make_llm`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import llama_cpp
@@ -36,7 +44,9 @@ from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.llms.llama_cpp import LlamaCPP
 from pydantic import PrivateAttr
 
-__all__ = ["LocalLlamaCPP", "PromptStates", "reused_prefix", "shared_prefix"]
+__all__ = ["LocalLlamaCPP", "PromptStates", "amx_build", "reused_prefix", "shared_prefix"]
+
+log = logging.getLogger(__name__)
 
 # The prompt states kept by default: a 1.5B model's state takes about 28 KB a token, so this
 # holds about six prompts of 6,000 tokens (the router's, the agent's turns, a read).
@@ -175,6 +185,34 @@ def reused_prefix(model: Any, prompt: str) -> int | None:
     return shared - 1 if shared == len(tokens) else shared
 
 
+def amx_build(system_info: str | None = None) -> bool:
+    """Whether the installed llama.cpp runs its AMX kernels (``AMX_INT8 = 1`` in its system
+    info: built with them, on a CPU that has them)."""
+    if system_info is None:
+        system_info = llama_cpp.llama_print_system_info().decode(errors="replace")
+    return "AMX_INT8 = 1" in system_info
+
+
+@contextlib.contextmanager
+def _without_extra_buffers() -> Iterator[None]:
+    """Models loaded inside get ``use_extra_bufts = False`` (no AMX or repacked weight
+    layouts). ``Llama.__init__`` takes its model parameters from
+    ``llama_cpp.llama_model_default_params`` and has no argument for this one."""
+    module = llama_cpp.llama_cpp
+    default = module.llama_model_default_params
+
+    def params() -> Any:
+        p = default()
+        p.use_extra_bufts = False
+        return p
+
+    module.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        module.llama_model_default_params = default
+
+
 class LocalLlamaCPP(LlamaCPP):
     """``LlamaCPP`` whose completions say how many prompt tokens came from the KV cache
     (``raw["usage"]["prompt_tokens_details"]["cached_tokens"]``, OpenAI's field), so the
@@ -188,7 +226,15 @@ class LocalLlamaCPP(LlamaCPP):
     def __init__(
         self, *args: Any, prompt_states_bytes: int = PROMPT_STATES_BYTES, **kw: Any
     ) -> None:
-        super().__init__(*args, **kw)
+        guard: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+        if amx_build():
+            log.warning(
+                "llama.cpp was built with AMX kernels, which crash on some CPUs: loading the "
+                "model without them (slower); scripts/llama_build.sh builds without AMX"
+            )
+            guard = _without_extra_buffers()
+        with guard:
+            super().__init__(*args, **kw)
         if prompt_states_bytes > 0:  # reached as the model's cache (``reused_prefix``)
             keep_prompt_states(self._model, prompt_states_bytes)
 
