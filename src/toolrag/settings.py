@@ -243,6 +243,13 @@ class Settings(BaseSettings):
         "llama.cpp grammar, or the server's JSON schema). false: only the decision's shape is "
         "held, and wrong calls are found after the reply (a repair round).",
     )
+    react_step_grammar: bool = Field(
+        True,
+        description="On the local model, hold each ReAct reply to its form (a llama.cpp "
+        "grammar): one thought line, then an answer, or an action naming an offered tool with a "
+        "JSON object as its input. false: the reply is free, and one that is neither is sent back "
+        "with a parsing error.",
+    )
     agent_mode: Literal["react", "router+react", "function"] = Field(
         "router+react",
         description="router+react (default, decision 0046): the router's validated calls run "

@@ -601,10 +601,15 @@ class Toolbox:
                 llm=self.llm,
                 max_iterations=self.settings.max_iterations,
                 approver=self.approver(),
+                step_grammar=self.settings.react_step_grammar,
             )
         run = RunState(question=question)
         agent = build_agent(
-            [], self.llm, tool_retriever=self.tool_retriever(run), kind=self._agent_kind
+            [],
+            self.llm,
+            tool_retriever=self.tool_retriever(run),
+            kind=self._agent_kind,
+            step_grammar=self.settings.react_step_grammar,
         )
         return await run_agent(
             agent,
@@ -633,7 +638,13 @@ class Toolbox:
         retriever = self.tool_retriever(run)
         retriever.retriever.sticky = session.sticky  # type: ignore[attr-defined]
         retriever.retriever.context = session.asked[:-1]  # type: ignore[attr-defined]
-        agent = build_agent([], self.llm, tool_retriever=retriever, kind=self._agent_kind)
+        agent = build_agent(
+            [],
+            self.llm,
+            tool_retriever=retriever,
+            kind=self._agent_kind,
+            step_grammar=self.settings.react_step_grammar,
+        )
         return await run_agent(
             agent,
             message,

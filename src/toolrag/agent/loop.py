@@ -37,6 +37,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 from workflows.events import HumanResponseEvent, InputRequiredEvent
 
 from toolrag.agent.reply_parser import ReActReplyParser
+from toolrag.agent.step_grammar import StepGrammarReActAgent
 from toolrag.errors import ConfigError, ContextOverflowError
 from toolrag.events import emit
 from toolrag.guard.grounding.read_values import unread_figures
@@ -421,9 +422,12 @@ def build_agent(
     system_prompt: str = SYSTEM_PROMPT,
     tool_retriever: ObjectRetriever[BaseTool] | None = None,
     kind: str = "react",
+    step_grammar: bool = True,
 ) -> BaseWorkflowAgent:
     """The stock workflow agent over fixed ``tools`` or a ``tool_retriever``: ``react`` (the
-    ReActAgent, any LLM) or ``function`` (the FunctionAgent; the LLM must call functions)."""
+    ReActAgent, any LLM) or ``function`` (the FunctionAgent; the LLM must call functions).
+    ``step_grammar``: on the local model, each ReAct reply is held to its form
+    (:mod:`toolrag.agent.step_grammar`)."""
     common: dict[str, Any] = {
         "name": "toolrag",
         "description": "Answers questions with retrieved tools.",
@@ -448,7 +452,8 @@ def build_agent(
     formatter = CompactReActFormatter(
         system_header=REACT_HEADER, token_budget=prompt_budget(llm), count_tokens=token_counter(llm)
     )
-    return ReActAgent(**common, formatter=formatter, output_parser=ReActReplyParser())
+    agent_class = StepGrammarReActAgent if step_grammar else ReActAgent
+    return agent_class(**common, formatter=formatter, output_parser=ReActReplyParser())
 
 
 def _collect(

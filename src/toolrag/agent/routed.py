@@ -157,11 +157,13 @@ async def ask_routed(
     llm: LLM,
     max_iterations: int,
     approver: Approver | None,
+    step_grammar: bool = True,
 ) -> Answer:
     """Answer ``question`` in router+react mode (see the module docstring): ``router`` decides
     over the tools ``retriever_for(run)`` offers, its calls run through ``guard``, the decision
-    is kept in ``decisions``, and a ReAct agent on ``llm`` reads the results and answers. A
-    question longer than ``MAX_QUERY_CHARS`` is cut to it, with a warning logged."""
+    is kept in ``decisions``, and a ReAct agent on ``llm`` reads the results and answers
+    (``step_grammar``: :func:`toolrag.agent.loop.build_agent`'s). A question longer than
+    ``MAX_QUERY_CHARS`` is cut to it, with a warning logged."""
     question = bounded_question(question)
     started = time.perf_counter()
     run = RunState(question=question)
@@ -246,7 +248,7 @@ async def ask_routed(
             sources += [s for s in result.sources if s not in sources]
             if remember is not None:
                 remember(call.tool)
-    agent = build_agent([], llm, tool_retriever=retriever)
+    agent = build_agent([], llm, tool_retriever=retriever, step_grammar=step_grammar)
     if reasoning and isinstance(agent, ReActAgent):  # continue the router's conversation
         agent.formatter = RoutedReActFormatter(
             prefix=[

@@ -34,7 +34,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import llama_cpp
 import numpy as np
@@ -222,6 +222,8 @@ class LocalLlamaCPP(LlamaCPP):
     # one completion at a time: llama.cpp's context is not thread-safe, and the router runs in
     # a worker thread while the agent completes on the event loop's
     _lock: Any = PrivateAttr(default_factory=threading.RLock)
+    # ``complete(..., grammar=LlamaGrammar)`` holds that one completion to the grammar
+    takes_grammar: ClassVar[bool] = True
 
     def __init__(
         self, *args: Any, prompt_states_bytes: int = PROMPT_STATES_BYTES, **kw: Any
@@ -239,12 +241,26 @@ class LocalLlamaCPP(LlamaCPP):
             keep_prompt_states(self._model, prompt_states_bytes)
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        """``grammar``: a ``LlamaGrammar`` for this completion only (``LlamaCPP`` reads its
+        generation options from ``generate_kwargs`` and ignores the call's)."""
         to_prompt = self.completion_to_prompt  # set by LlamaCPP.__init__
         if not formatted and to_prompt is not None:
             prompt = to_prompt(prompt)
+        grammar = kwargs.pop("grammar", None)
         with self._lock:
             reused = reused_prefix(self._model, prompt)
-            response = super().complete(prompt, formatted=True, **kwargs)
+            if grammar is None:
+                response = super().complete(prompt, formatted=True, **kwargs)
+            else:
+                earlier = self.generate_kwargs.get("grammar")
+                self.generate_kwargs["grammar"] = grammar
+                try:
+                    response = super().complete(prompt, formatted=True, **kwargs)
+                finally:
+                    if earlier is None:
+                        self.generate_kwargs.pop("grammar", None)
+                    else:
+                        self.generate_kwargs["grammar"] = earlier
         raw = response.raw
         if reused is not None and isinstance(raw, dict):
             usage = raw.setdefault("usage", {})
