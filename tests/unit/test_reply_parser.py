@@ -98,3 +98,9 @@ def test_a_thought_alone_or_a_copied_format_is_not_an_answer() -> None:
     )
     assert not readable(copied)
     assert not readable("Thought: x\nAnswer: <answer>")
+
+
+def test_an_answer_written_in_the_thought_line_and_again_is_read_once() -> None:
+    step = parse("Thought: Two sheets were revised. Answer: A-101, A-102.\nAnswer: A-101, A-102")
+    assert isinstance(step, ResponseReasoningStep)
+    assert step.response == "A-101, A-102."

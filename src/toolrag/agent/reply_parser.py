@@ -31,8 +31,10 @@ from llama_index.core.agent.react.types import (
 
 _ANSWER = re.compile(r"Answer:")
 _THOUGHT = re.compile(r"Thought:")
-# a ReAct line (at a line's start) that ends an answer written before it
-_NEXT_STEP = re.compile(r"^[ \t]*(?:Action|Action Input|Observation|Thought)[ \t]*:", re.M)
+# a ReAct line (at a line's start) that ends an answer written before it; an answer line too:
+# "Thought: ... Answer: A-101.\nAnswer: A-101" (an answer in the thought's line, then the
+# answer line the step grammar asks for) is one answer, not two
+_NEXT_STEP = re.compile(r"^[ \t]*(?:Action|Action Input|Observation|Thought|Answer)[ \t]*:", re.M)
 _ACTION_LINE = re.compile(r"^[ \t]*Action[ \t]*:[ \t]*", re.M)
 _ACTION_INPUT = re.compile(r"^[ \t]*Action Input[ \t]*:", re.M)
 _NAME = re.compile(r"[A-Za-z_][\w.\-]*")
