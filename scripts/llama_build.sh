@@ -6,7 +6,7 @@
 # instructions; and on Intel CPUs with AMX (Sapphire Rapids and later) the AMX kernels segfault
 # on the first Q4_K evaluation in virtual machines (llama.cpp issue 20824). On x86_64 we build
 # for the instructions this CPU has, named one by one (AVX2, FMA, F16C, BMI2, and AVX-512 with
-# VNNI, VBMI and BF16 where present: they read a prompt twice as fast), never AMX; elsewhere
+# VNNI, VBMI and BF16 where present: they read a prompt much faster), never AMX; elsewhere
 # natively. pip's wheel cache cannot tell builds of other flags apart, so the wheel is kept in
 # toolrag's cache under the flags' tag: another CPU gets its own build.
 #   scripts/llama_build.sh flags    # the cmake flags

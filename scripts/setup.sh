@@ -22,9 +22,9 @@ fi
 VPIP=".venv/bin/python -m pip"
 # torch first: 2.13.0 is a CPU build; any other resolution pulls several GB of CUDA wheels.
 .venv/bin/python -c "import torch" 2>/dev/null || $VPIP install -q torch==2.13.0
-# llama-cpp-python builds from source (6-12 min the first time), for a portable CPU target
-# (scripts/llama_build.sh: no -march=native, no AMX) into toolrag's own wheel cache, then
-# installs from it. pip's own cache cannot tell builds of other flags apart.
+# llama-cpp-python builds from source (6-12 min the first time) with this CPU's instructions
+# named one by one (scripts/llama_build.sh: no -march=native, no AMX) into toolrag's own wheel
+# cache, then installs from it. pip's own cache cannot tell builds of other flags apart.
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 WHEEL=$(bash scripts/llama_build.sh wheel)
 if [ "$(cat .venv/.llama-build 2>/dev/null)" != "$WHEEL" ]; then  # also replaces pip's own build

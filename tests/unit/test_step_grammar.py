@@ -7,13 +7,15 @@ from typing import Any, ClassVar
 
 from llama_cpp import LlamaGrammar
 from llama_index.core.agent.workflow import ReActAgent
-from llama_index.core.base.llms.types import ChatMessage, ChatResponse
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse
 from llama_index.core.tools import FunctionTool
 from pydantic import PrivateAttr
 
 from toolrag import ScriptedLLM
 from toolrag.agent.loop import build_agent, run_agent
-from toolrag.agent.step_grammar import StepGrammarReActAgent, react_step_gbnf, takes_grammar
+from toolrag.agent.step_grammar import StepGrammarReActAgent, react_step_gbnf
+from toolrag.models.llms import takes_grammar
+from toolrag.routing.router import Router
 
 
 def test_the_grammar_names_the_offered_tools_and_llama_cpp_reads_it() -> None:
@@ -38,6 +40,10 @@ class _GrammarLLM(ScriptedLLM):
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
         self._grammars.append(kwargs.get("grammar"))
         return super().chat(messages, **kwargs)
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        self._grammars.append(kwargs.get("grammar"))
+        return super().complete(prompt, formatted, **kwargs)
 
 
 def _add(a: int, b: int) -> int:
@@ -71,3 +77,15 @@ def test_an_llm_without_grammars_gets_the_plain_call() -> None:
     llm = ScriptedLLM(turns=["Thought: I know.\nAnswer: 4"])
     agent = build_agent([FunctionTool.from_defaults(_add)], llm)
     assert asyncio.run(run_agent(agent, "What is 2 + 2?")).answer == "4"
+
+
+def test_the_router_gives_an_llm_that_takes_a_grammar_its_grammar_per_call() -> None:
+    llm = _GrammarLLM(
+        turns=[
+            '{"action": "call_tools", "calls": [{"tool": "_add", "arguments": {"a": 2, "b": 3}}]}'
+        ]
+    )
+    result = Router(llm).route("What is 2 + 3?", [FunctionTool.from_defaults(_add)])
+    assert result.valid and result.decision is not None
+    assert [c.tool for c in result.decision.calls] == ["_add"]
+    assert len(llm._grammars) == 1 and isinstance(llm._grammars[0], LlamaGrammar)

@@ -32,7 +32,9 @@ from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 from llama_index.core.memory import BaseMemory
 from llama_index.core.tools import AsyncBaseTool
 
-__all__ = ["StepGrammarReActAgent", "react_step_gbnf", "takes_grammar"]
+from toolrag.models.llms import takes_grammar
+
+__all__ = ["StepGrammarReActAgent", "react_step_gbnf"]
 
 # A JSON object with any keys and values, no line breaks between tokens (llama.cpp's json.gbnf,
 # with its whitespace cut to one optional space).
@@ -72,12 +74,6 @@ def react_step_gbnf(tool_names: Sequence[str]) -> str:
         ]
         return "\n".join(lines) + "\n" + _JSON
     return "\n".join(lines) + "\n"
-
-
-def takes_grammar(llm: Any) -> bool:
-    """Whether ``llm`` takes a llama.cpp grammar for one completion (``grammar=``): the local
-    model (:class:`toolrag.models.local_llm.LocalLlamaCPP`)."""
-    return bool(getattr(llm, "takes_grammar", False))
 
 
 class StepGrammarReActAgent(ReActAgent):

@@ -28,6 +28,12 @@ from toolrag.settings import Settings
 LOCAL_STOP = ["<|im_end|>", "\nObservation:"]
 
 
+def takes_grammar(llm: Any) -> bool:
+    """Whether ``llm`` takes a llama.cpp grammar for one completion (``complete(...,
+    grammar=LlamaGrammar)``): the local model (:class:`toolrag.models.local_llm.LocalLlamaCPP`)."""
+    return bool(getattr(llm, "takes_grammar", False))
+
+
 def chatml_messages_to_prompt(messages: Sequence[ChatMessage]) -> str:
     """Format chat messages in Qwen's ChatML (the LlamaCPP wrapper defaults to Llama-2)."""
     parts: list[str] = []

@@ -50,6 +50,7 @@ from toolrag.guard.grounding.values import (
     ungrounded_values,
 )
 from toolrag.guard.grounding.widen import without_invented_dates
+from toolrag.models.llms import takes_grammar
 from toolrag.models.usage import cached_tokens, token_counts
 from toolrag.retrieval.agent_retriever import MAX_PARTS
 from toolrag.retrieval.steps import sub_queries
@@ -397,7 +398,8 @@ class Router:
             except (ValueError, ValidationError):
                 pass  # fall back to a plain reply, parsed below
         generate = getattr(llm, "generate_kwargs", None)
-        if isinstance(generate, dict) and _is_llama_cpp(llm):
+        local = takes_grammar(llm)
+        if local or (isinstance(generate, dict) and _is_llama_cpp(llm)):
             from llama_cpp import LlamaGrammar
 
             try:
@@ -405,6 +407,9 @@ class Router:
             except Exception:  # a tool's schema the converter cannot read: calls checked after
                 generic = json.dumps(decision_schema(min_calls))
                 grammar = LlamaGrammar.from_json_schema(generic, verbose=False)
+            if local:  # the grammar for this completion only, under the model's own lock
+                return _counted(llm.complete(prompt, grammar=grammar), result)
+            assert isinstance(generate, dict)  # another LlamaCPP: its generation options
             with _grammar_lock:
                 generate["grammar"] = grammar
                 try:
