@@ -69,7 +69,9 @@ def react_step_gbnf(tool_names: Sequence[str]) -> str:
     ]
     if names:
         lines += [
-            'action ::= "Action: " name "\\nAction Input: " object',
+            # the model ends the object with a line break where a free reply goes on to
+            # "Observation:" (the stop sequence): refused, it would add keys instead of ending
+            'action ::= "Action: " name "\\nAction Input: " object "\\n"?',
             "name ::= " + " | ".join(_literal(n) for n in names),
         ]
         return "\n".join(lines) + "\n" + _JSON
