@@ -148,3 +148,72 @@ def test_a_prompt_started_from_a_stored_state_answers_as_a_fresh_one() -> None:
     # beyond the chat template both share, the whole opening came from the stored state
     template = cached_tokens(other.raw) or 0
     assert (cached_tokens(again.raw) or 0) >= template + len(opening_a.split())
+
+
+def test_a_held_reply_checked_greedy_first_writes_what_the_full_check_writes() -> None:
+    """Under a grammar at temperature 0, the local model tests the greedy token first
+    (``grammar_first``): the reply is the one the grammar's test of every candidate gives,
+    token for token, and most tokens are settled by the first check."""
+    from llama_cpp import Llama, LlamaGrammar
+
+    from toolrag.agent.step_grammar import react_step_gbnf
+    from toolrag.models import make_llm
+
+    llm = make_llm(Settings(llm_provider="local"))
+    model = llm._model  # type: ignore[attr-defined]
+    counts = llm.grammar_counts  # type: ignore[attr-defined]
+    wrapped = model._init_sampler
+    full_check = Llama._init_sampler.__get__(model)
+    tools = ["run_sql", "search_documents", "search_blueprints", "get_project_schedule"]
+    gbnf = react_step_gbnf(tools)
+    for question in (
+        "Which sheets were revised in May 2025? Results: A-101 (2025-05-02), A-102 (2025-05-20).",
+        "Find the concrete subcontract of project GRB-110 in the database.",
+    ):
+        prompt = (
+            "Reply as 'Thought: <one line>' then 'Answer: <answer>', or 'Action: <tool>' and "
+            f"'Action Input: <json>'. Tools: {', '.join(tools)}. {question}"
+        )
+        replies = []
+        # the first reply puts the prompt in the KV cache, so the two compared start alike (a
+        # prompt evaluated in one batch and one taken from the cache can differ in a last bit)
+        for init in (full_check, full_check, wrapped):
+            model._init_sampler = init
+            try:
+                grammar = LlamaGrammar.from_string(gbnf, verbose=False)
+                replies.append(llm.complete(prompt, grammar=grammar).text)
+            finally:
+                model._init_sampler = wrapped
+        assert replies[2] == replies[1], replies
+        assert replies[1].startswith("Thought:"), replies
+        assert "Answer:" in replies[1] or "Action Input: {" in replies[1], replies
+    assert counts.first > counts.full, counts
+
+
+def test_a_held_action_ends_at_its_input() -> None:
+    """Where the free model ends an action's input with a line break (and would go on to the
+    "Observation:" it is stopped at), the held reply ends there too: before the grammar allowed
+    that line break, the model added made-up arguments until the token cap."""
+    import json
+
+    from llama_cpp import LlamaGrammar
+
+    from toolrag.agent.step_grammar import react_step_gbnf
+    from toolrag.models import make_llm
+
+    llm = make_llm(Settings(llm_provider="local"))
+    tools = ["run_sql", "search_blueprints", "get_project_schedule"]
+    prompt = (
+        "You answer with tools: run_sql(sql), search_blueprints(query, project, discipline, "
+        "start_date, end_date), get_project_schedule(project).\nReply in this format:\n"
+        "Thought: <one line>\nAction: <tool>\nAction Input: <JSON object>\n"
+        "Observation: <the tool's result, given to you>\n... and when you know: "
+        "Thought: <one line>\nAnswer: <answer>\n\nQuestion: Which structural sheets for "
+        "project GRB-107 were revised between 2026-01-01 and 2026-03-31?"
+    )
+    grammar = LlamaGrammar.from_string(react_step_gbnf(tools), verbose=False)
+    reply = llm.complete(prompt, grammar=grammar)
+    assert "\nAction: search_blueprints\nAction Input: {" in reply.text, reply.text
+    arguments = json.loads(reply.text.split("Action Input:", 1)[1])
+    assert set(arguments) <= {"query", "project", "discipline", "start_date", "end_date"}
+    assert reply.raw["usage"]["completion_tokens"] < llm.metadata.num_output, reply.text

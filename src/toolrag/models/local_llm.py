@@ -44,6 +44,8 @@ from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.llms.llama_cpp import LlamaCPP
 from pydantic import PrivateAttr
 
+from .grammar_first import GreedyFirstCounts, greedy_first
+
 __all__ = ["LocalLlamaCPP", "PromptStates", "amx_build", "reused_prefix", "shared_prefix"]
 
 log = logging.getLogger(__name__)
@@ -217,13 +219,16 @@ class LocalLlamaCPP(LlamaCPP):
     """``LlamaCPP`` whose completions say how many prompt tokens came from the KV cache
     (``raw["usage"]["prompt_tokens_details"]["cached_tokens"]``, OpenAI's field), so the
     local path reports cache reuse as a server does. ``chat`` goes through ``complete``.
-    ``prompt_states_bytes`` > 0 keeps earlier prompts' states (:class:`PromptStates`)."""
+    ``prompt_states_bytes`` > 0 keeps earlier prompts' states (:class:`PromptStates`).
+    Greedy completions under a grammar check the greedy token first (:func:`greedy_first`)."""
 
     # one completion at a time: llama.cpp's context is not thread-safe, and the router runs in
     # a worker thread while the agent completes on the event loop's
     _lock: Any = PrivateAttr(default_factory=threading.RLock)
     # ``complete(..., grammar=LlamaGrammar)`` holds that one completion to the grammar
     takes_grammar: ClassVar[bool] = True
+    # greedy completions under a grammar test the greedy token first (``grammar_first``)
+    _grammar_counts: GreedyFirstCounts = PrivateAttr(default_factory=GreedyFirstCounts)
 
     def __init__(
         self, *args: Any, prompt_states_bytes: int = PROMPT_STATES_BYTES, **kw: Any
@@ -239,6 +244,13 @@ class LocalLlamaCPP(LlamaCPP):
             super().__init__(*args, **kw)
         if prompt_states_bytes > 0:  # reached as the model's cache (``reused_prefix``)
             keep_prompt_states(self._model, prompt_states_bytes)
+        self._grammar_counts = greedy_first(self._model)
+
+    @property
+    def grammar_counts(self) -> GreedyFirstCounts:
+        """Tokens written under a grammar that the greedy token's own check settled, and
+        those that needed the whole vocabulary tested (:mod:`toolrag.models.grammar_first`)."""
+        return self._grammar_counts
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
         """``grammar``: a ``LlamaGrammar`` for this completion only (``LlamaCPP`` reads its
