@@ -535,7 +535,14 @@ def _held_rows(by_name: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]
 def glance_rows(by_name: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
     """(what, toolrag, baseline) rows from the full runs' files that exist."""
     rows: list[tuple[str, str, str]] = []
-    agent = next((by_name[n] for n in sorted(by_name) if n.startswith("agent_sets")), None)
+    # the newest run of a question set with baselines beside toolrag (a toolrag-only run has
+    # no ratio to show)
+    compared = [
+        r
+        for n, r in by_name.items()
+        if n.startswith("agent_sets") and len(r["figures"].get("results") or {}) > 1
+    ]
+    agent = max(compared, key=lambda r: r["date"], default=None)
     agent = by_name.get("agent", agent)
     if agent is not None:
         fig, name = agent["figures"], agent["name"]
