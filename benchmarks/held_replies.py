@@ -22,6 +22,7 @@ of tokens the first check settled. Needs the sample indexed and the local model.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import time
@@ -42,7 +43,7 @@ def _questions(n: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from llama_cpp import Llama, LlamaGrammar
+    from llama_cpp import LlamaGrammar
     from llama_index.core.base.llms.types import ChatMessage
 
     from toolrag.agent import build_agent, react_step_gbnf
@@ -54,9 +55,6 @@ def main(argv: list[str] | None = None) -> None:
     toolbox = Toolbox(Settings(llm_provider="local"))
     toolbox.require_indexes()
     llm: Any = toolbox.llm
-    model = llm._model
-    wrapped = model._init_sampler
-    full_check = Llama._init_sampler.__get__(model)
     counts = llm.grammar_counts
     rows = []
     for question in _questions(args.questions):
@@ -67,16 +65,14 @@ def main(argv: list[str] | None = None) -> None:
         gbnf = react_step_gbnf(names)
 
         def reply(setup: str, gbnf: str = gbnf, messages: Any = messages) -> dict[str, Any]:
-            model._init_sampler = full_check if setup == "held_full" else wrapped
             held = setup != "free"
             kwargs = {"grammar": LlamaGrammar.from_string(gbnf, verbose=False)} if held else {}
+            check = llm.full_grammar_check() if setup == "held_full" else contextlib.nullcontext()
             before = counts.first
-            try:
+            with check:
                 started = time.perf_counter()
                 response = llm.chat(messages, **kwargs)
                 seconds = time.perf_counter() - started
-            finally:
-                model._init_sampler = wrapped
             written = int(response.raw["usage"]["completion_tokens"])
             return {
                 "text": response.message.content or "",

@@ -5,6 +5,8 @@ question, SQL over Chinook, and a user's own collections."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from toolrag import Settings, Toolbox
@@ -154,16 +156,13 @@ def test_a_held_reply_checked_greedy_first_writes_what_the_full_check_writes() -
     """Under a grammar at temperature 0, the local model tests the greedy token first
     (``grammar_first``): the reply is the one the grammar's test of every candidate gives,
     token for token, and most tokens are settled by the first check."""
-    from llama_cpp import Llama, LlamaGrammar
+    from llama_cpp import LlamaGrammar
 
     from toolrag.agent.step_grammar import react_step_gbnf
     from toolrag.models import make_llm
 
     llm = make_llm(Settings(llm_provider="local"))
-    model = llm._model  # type: ignore[attr-defined]
     counts = llm.grammar_counts  # type: ignore[attr-defined]
-    wrapped = model._init_sampler
-    full_check = Llama._init_sampler.__get__(model)
     tools = ["run_sql", "search_documents", "search_blueprints", "get_project_schedule"]
     gbnf = react_step_gbnf(tools)
     for question in (
@@ -177,13 +176,11 @@ def test_a_held_reply_checked_greedy_first_writes_what_the_full_check_writes() -
         replies = []
         # the first reply puts the prompt in the KV cache, so the two compared start alike (a
         # prompt evaluated in one batch and one taken from the cache can differ in a last bit)
-        for init in (full_check, full_check, wrapped):
-            model._init_sampler = init
-            try:
+        for full in (True, True, False):
+            check = llm.full_grammar_check() if full else contextlib.nullcontext()  # type: ignore[attr-defined]
+            with check:
                 grammar = LlamaGrammar.from_string(gbnf, verbose=False)
                 replies.append(llm.complete(prompt, grammar=grammar).text)
-            finally:
-                model._init_sampler = wrapped
         assert replies[2] == replies[1], replies
         assert replies[1].startswith("Thought:"), replies
         assert "Answer:" in replies[1] or "Action Input: {" in replies[1], replies

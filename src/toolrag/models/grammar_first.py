@@ -19,7 +19,9 @@ processors or no grammar goes through the original unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +30,7 @@ import numpy as np
 from llama_cpp._internals import LlamaSampler
 from llama_cpp.llama import Llama
 
-__all__ = ["GreedyFirstCounts", "greedy_first"]
+__all__ = ["GreedyFirstCounts", "full_grammar_check", "greedy_first"]
 
 # llama_token_data as numpy reads it: id, logit, p (C layout)
 _TOKEN_DATA = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
@@ -108,3 +110,16 @@ def greedy_first(model: Llama) -> GreedyFirstCounts:
 
     model._init_sampler = init_sampler  # type: ignore[method-assign,assignment]
     return counts
+
+
+@contextlib.contextmanager
+def full_grammar_check(model: Llama) -> Iterator[None]:
+    """Inside, ``model`` samples with llama-cpp-python's own chain, every candidate tested
+    against a grammar (the baseline :func:`greedy_first` is compared with); its sampler is put
+    back after."""
+    wrapped = model._init_sampler
+    model._init_sampler = Llama._init_sampler.__get__(model)  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        model._init_sampler = wrapped  # type: ignore[method-assign]

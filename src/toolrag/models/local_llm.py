@@ -44,7 +44,7 @@ from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.llms.llama_cpp import LlamaCPP
 from pydantic import PrivateAttr
 
-from .grammar_first import GreedyFirstCounts, greedy_first
+from .grammar_first import GreedyFirstCounts, full_grammar_check, greedy_first
 
 __all__ = ["LocalLlamaCPP", "PromptStates", "amx_build", "reused_prefix", "shared_prefix"]
 
@@ -251,6 +251,12 @@ class LocalLlamaCPP(LlamaCPP):
         """Tokens written under a grammar that the greedy token's own check settled, and
         those that needed the whole vocabulary tested (:mod:`toolrag.models.grammar_first`)."""
         return self._grammar_counts
+
+    def full_grammar_check(self) -> contextlib.AbstractContextManager[None]:
+        """Inside, completions under a grammar test every candidate at every token, as
+        llama-cpp-python's own chain does (the baseline the greedy-first check is timed and
+        compared against)."""
+        return full_grammar_check(self._model)
 
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
         """``grammar``: a ``LlamaGrammar`` for this completion only (``LlamaCPP`` reads its
