@@ -21,7 +21,15 @@ from benchmarks.results import ROOT, result_name, write_result
 from toolrag import Settings, make_embedding
 from toolrag.evaluation import load_queries, run_docs_eval
 
-STRATEGIES = ("vectorstoreindex-default", "dense", "bm25", "hybrid-rrf", "hybrid-auto")
+STRATEGIES = (
+    "vectorstoreindex-default",
+    "dense",
+    "bm25",
+    "hybrid-rrf",
+    "hybrid-auto",
+    "dense-cut",  # chunk vectors cut at the model's input length, before decision 0061
+    "hybrid-cut",
+)
 FIXTURES = ROOT / "tests" / "fixtures"
 SANITY = "docs_small"
 ALL = (*doc_corpora.CORPORA, SANITY)

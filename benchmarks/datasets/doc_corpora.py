@@ -7,13 +7,17 @@ Two of them are the documented functions and classes of a library, read from its
 - ``stdlib``: Python's own standard library (the running interpreter's ``Lib/``), development;
 - ``sqlalchemy``: the ``SQLAlchemy==2.0.36`` wheel (fetched once with ``pip download --no-deps``
   into the cache and read in place); held out until decision 0044 measured it once, development
-  since.
+  since;
+- ``scipy`` (development) and ``sklearn`` (held out, measured once): the ``scipy==1.14.1`` and
+  ``scikit-learn==1.5.2`` wheels, read the same way. Their numpydoc docstrings are long and
+  sectioned (Parameters, Returns, Examples), so most documents are several chunks.
 
 The third is another genre, long prose documents of many chunks:
 
-- ``readmes`` (held out, measured once at the end): the long descriptions (READMEs) of the
-  distributions installed in the running environment (``scripts/setup.sh`` pins them), one
-  document per distribution with a one-line ``Summary`` and at least ``MIN_README_WORDS`` words.
+- ``readmes`` (held out until measured once at 1d131f0, development since): the long
+  descriptions (READMEs) of the distributions installed in the running environment
+  (``scripts/setup.sh`` pins them), one document per distribution with a one-line
+  ``Summary`` and at least ``MIN_README_WORDS`` words.
   The query is the summary. The document is the README with the distribution's name (and its
   import name) replaced by ``it``, and without every line that shares half of the summary's
   words, so the query is not copied from the document. No title.
@@ -52,14 +56,22 @@ from pathlib import Path
 from benchmarks.datasets.wheels import fetch_wheel
 
 SQLALCHEMY = "2.0.36"
+# numpydoc docstrings, long and sectioned (Parameters, Returns, Examples): many chunks a document
+SCIPY = "1.14.1"
+SKLEARN = "1.5.2"
+WHEELS = {
+    "sqlalchemy": ("SQLAlchemy", SQLALCHEMY, "sqlalchemy"),
+    "scipy": ("scipy", SCIPY, "scipy"),
+    "sklearn": ("scikit-learn", SKLEARN, "sklearn"),
+}
 SEED = 53
 MAX_DOCS = 900
 MAX_QUERIES = 150
 MIN_REST_WORDS = 30
 MIN_README_WORDS = 80
-CORPORA = ("stdlib", "sqlalchemy", "sample", "readmes")
+CORPORA = ("stdlib", "sqlalchemy", "sample", "readmes", "scipy", "sklearn")
 DATA = Path(__file__).resolve().parents[2] / "data"
-HELD = "readmes"
+HELD = "sklearn"  # untouched until measured once (readmes was, at 1d131f0)
 # stdlib folders that are tests, tools or vendored copies rather than documented library code
 _SKIP = re.compile(r"(^|/)(test|tests|idlelib|lib2to3|turtledemo|site-packages|__phello__)(/|$)")
 
@@ -72,11 +84,12 @@ def _sources(corpus: str) -> Iterator[tuple[str, str]]:
             rel = path.relative_to(root).as_posix()
             if not _SKIP.search(rel):
                 yield _module(rel), path.read_text(encoding="utf-8", errors="replace")
-    elif corpus == "sqlalchemy":
-        with zipfile.ZipFile(fetch_wheel("SQLAlchemy", SQLALCHEMY, folder="sqlalchemy")) as zf:
+    elif corpus in WHEELS:
+        package, version, top = WHEELS[corpus]
+        with zipfile.ZipFile(fetch_wheel(package, version, folder=top)) as zf:
             for name in sorted(zf.namelist()):
-                wanted = name.endswith(".py") and name.startswith("sqlalchemy/")
-                if wanted and "/testing/" not in name:
+                wanted = name.endswith(".py") and name.startswith(f"{top}/")
+                if wanted and not _SKIP.search(name) and "/testing/" not in name:
                     yield _module(name), zf.read(name).decode("utf-8", "replace")
     else:
         raise ValueError(f"unknown corpus {corpus!r}; known: {', '.join(CORPORA)}")
@@ -204,7 +217,7 @@ def cached(corpus: str) -> tuple[Path, Path]:
 
     out_dir = Settings().cache_dir / "doc_corpora" / corpus
     docs, queries = out_dir / "docs.jsonl", out_dir / "queries.jsonl"
-    if corpus in ("stdlib", "sqlalchemy") and docs.exists() and queries.exists():
+    if corpus in ("stdlib", *WHEELS) and docs.exists() and queries.exists():
         return docs, queries
     return write(corpus, out_dir)
 

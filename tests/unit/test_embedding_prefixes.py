@@ -74,3 +74,30 @@ def test_the_prefixes_are_settings_read_from_the_environment(
     assert (Settings(_env_file=None).embed_query_prefix) == "query: "
     monkeypatch.delenv("TOOLRAG_EMBED_QUERY_PREFIX")
     assert Settings().embed_query_prefix == ""  # the default model has none
+
+
+def test_a_text_longer_than_the_model_reads_is_embedded_whole(tiny_model: Path) -> None:
+    """A text past the model's input length is embedded as windows that fit, and its vector is
+    their normalised mean: the words past the cut count (before, the model dropped them)."""
+    from toolrag.models.embeddings import text_windows, whole_text_embeddings
+
+    embed = make_embedding(Settings(embed_model=str(tiny_model), embed_batch_size=7))
+    model = embed._model  # type: ignore[attr-defined]
+    saved = model.max_seq_length
+    model.max_seq_length = 12  # 10 word pieces a window with [CLS] and [SEP]
+    try:
+        short = "find the weather tool"
+        long = " ".join(["find the weather for berlin"] * 3 + ["tool"] * 8)  # 23 word pieces
+        assert text_windows(embed, short) == [short]
+        windows = text_windows(embed, long)
+        assert len(windows) == 3
+        assert all(len(embed._model.tokenizer(w)["input_ids"]) <= 12 for w in windows)  # type: ignore[attr-defined]
+        assert " ".join(windows).split() == long.split()  # nothing lost, nothing added
+        got = whole_text_embeddings(embed, [short, long])
+        assert close(got[0], embed.get_text_embedding(short))
+        mean = np.mean([embed.get_text_embedding(w) for w in windows], axis=0)
+        assert close(got[1], list(mean / np.linalg.norm(mean)))
+        # the cut-off vector differs: the test could fail
+        assert not close(got[1], embed.get_text_embedding(long))
+    finally:
+        model.max_seq_length = saved

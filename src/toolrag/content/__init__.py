@@ -12,12 +12,13 @@ from toolrag.content.fusion import (
     PseudoQuerySource,
     calibrate,
 )
-from toolrag.content.index import ContentIndex, Hit, SyncReport
+from toolrag.content.index import DEFAULT_VECTORS, ContentIndex, Hit, SyncReport, VectorMode
 from toolrag.content.records import Loader, Record
 from toolrag.content.retrievers import ContentRetriever
 
 __all__ = [
     "DEFAULT_FUSION",
+    "DEFAULT_VECTORS",
     "MARGIN_SE",
     "PSEUDO_QUERY_SOURCE",
     "CollectionIndex",
@@ -33,6 +34,7 @@ __all__ = [
     "PseudoQuerySource",
     "Record",
     "SyncReport",
+    "VectorMode",
     "calibrate",
     "load_collections",
 ]

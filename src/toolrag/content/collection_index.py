@@ -30,7 +30,15 @@ from toolrag.content.fields import (
     raw_value,
 )
 from toolrag.content.fusion import DEFAULT_FUSION, FusionMode
-from toolrag.content.index import BuildRows, ContentIndex, Hit, ProgressFn, SyncReport
+from toolrag.content.index import (
+    DEFAULT_VECTORS,
+    BuildRows,
+    ContentIndex,
+    Hit,
+    ProgressFn,
+    SyncReport,
+    VectorMode,
+)
 from toolrag.content.readers import Unit, read_units
 from toolrag.content.records import Loader, Record
 
@@ -214,9 +222,11 @@ class CollectionIndex(ContentIndex):
         embed: BaseEmbedding,
         toolspecs_dir: Path | None = None,
         fusion: FusionMode = DEFAULT_FUSION,
+        vectors: VectorMode = DEFAULT_VECTORS,
     ) -> None:
         """``toolspecs_dir``: where the fields' relative alias files are; ``fusion``: how
-        hybrid search weighs dense and BM25 (:class:`ContentIndex`)."""
+        hybrid search weighs dense and BM25; ``vectors``: how a chunk is embedded
+        (:class:`ContentIndex`)."""
         size = spec.chunking.size or 512
         super().__init__(
             index_dir,
@@ -226,6 +236,7 @@ class CollectionIndex(ContentIndex):
             chunk_overlap=spec.chunking.overlap,
             table_name=spec.table,
             fusion=fusion,
+            vectors=vectors,
         )
         self.spec = spec
         self.toolspecs_dir = toolspecs_dir

@@ -37,11 +37,17 @@ from toolrag.content.fusion import (
 from toolrag.content.records import Loader, Record, file_sha256
 from toolrag.errors import IndexMissingError, IngestError, ToolragError
 from toolrag.locks import writer_lock
+from toolrag.models.embeddings import whole_text_embeddings
 from toolrag.rank_fusion import reciprocal_rank_fusion
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 
 _BASE_TEXT = ("id", "source", "source_hash", "doc_id", "title")
+# How a chunk's vector is made, part of every row's source_hash: "whole" (the default) embeds a
+# chunk longer than the model's input as windows and keeps their mean; "cut" lets the model drop
+# what is past its input length, as before decision 0061
+VectorMode = Literal["whole", "cut"]
+DEFAULT_VECTORS: VectorMode = "whole"
 OUTLINE_MAX = 500
 # a Markdown heading's line, its trailing spaces stripped after the match: ``(.+?)\s*$`` was
 # quadratic in a run of spaces inside a heading (0.16 s for one line of 4,000 characters)
@@ -161,9 +167,11 @@ class ContentIndex:
         chunk_overlap: int = 30,
         table_name: str | None = None,
         fusion: FusionMode = DEFAULT_FUSION,
+        vectors: VectorMode = DEFAULT_VECTORS,
     ) -> None:
         self.index_dir = index_dir
         self.fusion = fusion
+        self.vectors = vectors
         self.name = name
         self.table_name = table_name or name
         self.embed = embed
@@ -173,8 +181,9 @@ class ContentIndex:
         )  # Part of every row's source_hash: changing the chunking or the embedding model
         # re-indexes the files even though their bytes did not change.
         model_name = getattr(embed, "model_name", type(embed).__name__)
+        scheme = "" if vectors == "cut" else f"/{vectors}"  # "cut" keeps the old indexes valid
         self.fingerprint = hashlib.sha1(
-            f"{chunk_size}/{chunk_overlap}/{model_name}".encode()
+            f"{chunk_size}/{chunk_overlap}/{model_name}{scheme}".encode()
         ).hexdigest()[:10]
         self._db: Any = None
         self._table: Any = None
@@ -331,7 +340,11 @@ class ContentIndex:
         for record in records:
             texts = self.splitter.split_text(record.text) if chunked else [record.text]
             pieces.extend((record, i, t) for i, t in enumerate(texts))
-        vectors = self.embed.get_text_embedding_batch([p[2] for p in pieces])
+        texts = [p[2] for p in pieces]
+        if self.vectors == "whole":
+            vectors = whole_text_embeddings(self.embed, texts)
+        else:
+            vectors = self.embed.get_text_embedding_batch(texts)
         rows = []
         for n, ((record, i, text), vector) in enumerate(zip(pieces, vectors, strict=True)):
             row = self._metadata(record)

@@ -24,7 +24,10 @@ from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, evalua
 DOC_STRATEGIES = ("vectorstoreindex-default", "dense", "bm25", "hybrid")
 # ``hybrid`` fuses with the index's default ("auto": weights chosen from its own chunks);
 # ``hybrid-rrf`` and ``hybrid-auto`` name the fusion
-HYBRID_FUSION = {"hybrid": None, "hybrid-rrf": "rrf", "hybrid-auto": "auto"}
+HYBRID_FUSION = {"hybrid": None, "hybrid-rrf": "rrf", "hybrid-auto": "auto", "hybrid-cut": None}
+# the strategies searched on a second index whose chunk vectors are cut at the model's input
+# length, as before decision 0061 (``vectors="cut"``): the old default, beside the new one
+CUT = {"dense-cut": "dense", "hybrid-cut": "hybrid"}
 CHUNKS_PER_DOC = 4  # chunks fetched per wanted document, so k distinct documents come back
 
 
@@ -70,20 +73,32 @@ def run_docs_eval(
     reports = []
     with tempfile.TemporaryDirectory(prefix="toolrag-docs-") as tmp:
         index = CollectionIndex(Path(tmp), spec, embed)
-        if any(s != "vectorstoreindex-default" for s in strategies):
+        if any(s != "vectorstoreindex-default" and s not in CUT for s in strategies):
             report = index.sync(index.loader(docs.parent))
             if report.errors:
                 raise InputError(report.errors[0])
             if on_indexed is not None:
                 on_indexed(index)
+        cut: CollectionIndex | None = None
         for strategy in strategies:
             if strategy == "vectorstoreindex-default":
                 search = vectorstoreindex_default(records, embed)
             else:
+                searched = index
+                if strategy in CUT:
+                    if cut is None:
+                        cut = CollectionIndex(Path(tmp) / "cut", spec, embed, vectors="cut")
+                        cut.sync(cut.loader(docs.parent))
+                    searched = cut
 
-                def search(query: str, k: int, strategy: str = strategy) -> list[str]:
-                    mode = "hybrid" if strategy in HYBRID_FUSION else strategy
-                    hits = index.search(
+                def search(
+                    query: str,
+                    k: int,
+                    strategy: str = strategy,
+                    searched: CollectionIndex = searched,
+                ) -> list[str]:
+                    mode = CUT.get(strategy, "hybrid" if strategy in HYBRID_FUSION else strategy)
+                    hits = searched.search(
                         query,
                         k=k * CHUNKS_PER_DOC,
                         mode=mode,  # type: ignore[arg-type]

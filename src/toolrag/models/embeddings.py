@@ -7,7 +7,9 @@ single query many times slower. One query embeds through the model's modules dir
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -83,3 +85,56 @@ def _load(
         query_instruction=query_prefix or None,
         text_instruction=text_prefix or None,
     )
+
+
+def text_windows(embed: BaseEmbedding, text: str) -> list[str]:
+    """``text`` cut into equal windows the embedding model reads whole (its own tokenizer's word
+    pieces, at most its input length less its special tokens and text prompt); ``[text]`` when it
+    fits or when the model's tokenizer is not known (an API embedding)."""
+    model = getattr(embed, "_model", None)
+    tokenizer = getattr(model, "tokenizer", None)
+    limit = getattr(model, "max_seq_length", None)
+    if tokenizer is None or not isinstance(limit, int) or limit <= 0:
+        return [text]
+    limit -= tokenizer.num_special_tokens_to_add(pair=False)
+    prompt = getattr(embed, "text_instruction", None)
+    if prompt:
+        limit -= len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    fast = bool(getattr(tokenizer, "is_fast", False))
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=fast)
+    ids = encoded["input_ids"]
+    if len(ids) <= limit or limit < 8:
+        return [text]
+    count = -(-len(ids) // limit)
+    size = -(-len(ids) // count)
+    starts = range(0, len(ids), size)
+    if not fast:
+        return [tokenizer.decode(ids[i : i + size]) for i in starts]
+    spans = encoded["offset_mapping"]  # each piece's characters: windows cut the text itself
+    return [text[spans[i][0] : spans[min(i + size, len(ids)) - 1][1]] for i in starts]
+
+
+def whole_text_embeddings(embed: BaseEmbedding, texts: Sequence[str]) -> list[list[float]]:
+    """A vector per text that covers all of it. A sentence-transformers model reads only its
+    first ``max_seq_length`` word pieces (256 for all-MiniLM-L6-v2, about 190 words) and drops
+    the rest, so a 400-token chunk was embedded from its first two thirds. A longer text is
+    embedded as equal windows that fit (:func:`text_windows`) and gets their normalised mean."""
+    windows: list[str] = []
+    owners: list[int] = []
+    for n, text in enumerate(texts):
+        pieces = text_windows(embed, text)
+        windows.extend(pieces)
+        owners.extend([n] * len(pieces))
+    if len(windows) == len(texts):
+        return embed.get_text_embedding_batch(list(texts))
+    vectors = embed.get_text_embedding_batch(windows)
+    sums: list[list[float]] = [[0.0] * len(vectors[0]) for _ in texts] if vectors else []
+    for owner, vector in zip(owners, vectors, strict=True):
+        total = sums[owner]
+        for i, x in enumerate(vector):
+            total[i] += x
+    out = []
+    for total in sums:
+        norm = math.sqrt(sum(x * x for x in total)) or 1.0
+        out.append([x / norm for x in total])
+    return out
