@@ -1,9 +1,12 @@
 """Document retrieval on corpora nobody here tuned for: plain VectorStoreIndex, dense, BM25,
 plain RRF hybrid and the self-calibrated hybrid (weights chosen per index from its own chunks),
-through the ``toolrag eval docs`` code path (a rows collection in LanceDB).
+through the ``toolrag eval docs`` code path (a rows collection in LanceDB); ``dense-cut`` and
+``hybrid-cut`` search a second index whose chunk vectors are cut at the model's input length,
+as before decision 0061.
 
-Corpora: ``benchmarks.datasets.doc_corpora`` (``stdlib``, ``sqlalchemy`` and the sample's own
-documents and questions, ``sample``, for development; ``readmes`` held out until the end) and
+Corpora: ``benchmarks.datasets.doc_corpora`` (``stdlib``, ``sqlalchemy``, ``scipy``, the long
+READMEs, ``readmes`` (held out until 1d131f0), and the sample's own documents and questions,
+``sample``, for development; ``sklearn`` held out until the end) and
 the hand-computed fixture ``tests/fixtures/docs_small.jsonl`` as a sanity set. Writes
 benchmarks/results/doc_retrieval.json.
 

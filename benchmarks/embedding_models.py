@@ -10,7 +10,7 @@ The sets are those of the other retrieval benchmarks, read with their functions:
   BFCL's functions as distractors (:mod:`benchmarks.tool_retrieval_nestful`);
 - ``openapi-10k``: BFCL's pool grown to 10,000 tools with real OpenAPI operations, on the 500
   BFCL queries :mod:`benchmarks.tool_scale` samples;
-- ``stdlib``, ``sqlalchemy`` (development) and ``readmes`` (held) document corpora
+- ``stdlib``, ``sqlalchemy`` (development) and ``sklearn`` (held) document corpora
   (:mod:`benchmarks.doc_retrieval`).
 
 Tools: ``best`` without LLM-written requests beside plain ``ObjectIndex`` (on pools of at most

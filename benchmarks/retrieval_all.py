@@ -13,15 +13,18 @@ Tool pools (Recall@k over the expected tools; ``objectindex-default`` is plain L
 
 Document corpora (Recall@k over the expected documents; ``vectorstoreindex-default`` is plain
 LlamaIndex ``VectorStoreIndex``, the baseline; ``hybrid-rrf`` is the content index's default,
-``hybrid-auto`` its self-calibrated option): ``stdlib`` and ``sqlalchemy`` (docstrings),
-``sample`` (the sample's documents and its own questions), ``readmes`` (held out: long READMEs,
-another genre) and the ``docs_small`` sanity fixture (:mod:`doc_retrieval`, :mod:`doc_corpora`).
+``hybrid-auto`` its self-calibrated option; ``dense-cut`` and ``hybrid-cut`` the same with
+chunk vectors cut at the model's input length, before decision 0061): ``stdlib``,
+``sqlalchemy``, ``scipy`` and ``sklearn`` (docstrings), ``sample`` (the sample's documents and
+its own questions), ``readmes`` (long READMEs, another genre) and the ``docs_small`` sanity
+fixture (:mod:`doc_retrieval`, :mod:`doc_corpora`).
 
 BFCL, NESTFUL, ``openapi``, ``networkx``, ``stdlib``, ``sqlalchemy`` (held out until decision
-0044 measured it once) and ``sample`` are development sets; ``skimage`` and ``readmes`` are not
-tuned on. Writes ``benchmarks/results/retrieval_all.json`` and prints, per set, each strategy
-and the margins the issue sets: ``best`` over ObjectIndex in R@5 (target +0.10), the default
-document search over VectorStoreIndex in R@10 (target +0.10) and against BM25 and dense alone.
+0044 measured it once), ``sample``, ``scipy`` and ``readmes`` (held out until 1d131f0) are
+development sets; ``skimage`` and ``sklearn`` are not tuned on. Writes
+``benchmarks/results/retrieval_all.json`` and prints, per set, each strategy and the margins the
+issue sets: ``best`` over ObjectIndex in R@5 (target +0.10), the default document search over
+VectorStoreIndex in R@10 (target +0.10) and against BM25 and dense alone.
 
     HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 python -m benchmarks.retrieval_all [--set NAME ...]
 """

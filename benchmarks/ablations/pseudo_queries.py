@@ -35,9 +35,9 @@ from toolrag.content import (
 )
 from toolrag.evaluation import CHUNKS_PER_DOC, document_collection, evaluate, load_queries
 
-DEV = tuple(c for c in doc_corpora.CORPORA if c != doc_corpora.HELD)
 # measured once, held out, at 1d131f0 (retrieval_all); a set that later rules were checked on
-SEEN_ONCE = (doc_corpora.HELD,)
+SEEN_ONCE = ("readmes",)
+DEV = tuple(c for c in doc_corpora.CORPORA if c not in (doc_corpora.HELD, *SEEN_ONCE))
 SOURCES: tuple[str, ...] = get_args(PseudoQuerySource)
 
 
