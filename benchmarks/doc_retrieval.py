@@ -1,8 +1,8 @@
 """Document retrieval on corpora nobody here tuned for: plain VectorStoreIndex, dense, BM25,
 plain RRF hybrid and the self-calibrated hybrid (weights chosen per index from its own chunks),
-through the ``toolrag eval docs`` code path (a rows collection in LanceDB); ``dense-cut`` and
-``hybrid-cut`` search a second index whose chunk vectors are cut at the model's input length,
-as before decision 0061.
+through the ``toolrag eval docs`` code path (a rows collection in LanceDB); ``dense-whole`` and
+``hybrid-whole`` search a second index whose chunks are embedded whole, as windows the model
+reads and their mean (``chunking.vectors: whole``, decision 0061).
 
 Corpora: ``benchmarks.datasets.doc_corpora`` (``stdlib``, ``sqlalchemy``, ``scipy``, the long
 READMEs, ``readmes`` (held out until 1d131f0), and the sample's own documents and questions,
@@ -30,8 +30,8 @@ STRATEGIES = (
     "bm25",
     "hybrid-rrf",
     "hybrid-auto",
-    "dense-cut",  # chunk vectors cut at the model's input length, before decision 0061
-    "hybrid-cut",
+    "dense-whole",  # chunks embedded whole, from windows (decision 0061: not the default)
+    "hybrid-whole",
 )
 FIXTURES = ROOT / "tests" / "fixtures"
 SANITY = "docs_small"

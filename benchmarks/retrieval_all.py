@@ -13,8 +13,8 @@ Tool pools (Recall@k over the expected tools; ``objectindex-default`` is plain L
 
 Document corpora (Recall@k over the expected documents; ``vectorstoreindex-default`` is plain
 LlamaIndex ``VectorStoreIndex``, the baseline; ``hybrid-rrf`` is the content index's default,
-``hybrid-auto`` its self-calibrated option; ``dense-cut`` and ``hybrid-cut`` the same with
-chunk vectors cut at the model's input length, before decision 0061): ``stdlib``,
+``hybrid-auto`` its self-calibrated option; ``dense-whole`` and ``hybrid-whole`` the same with
+chunks embedded whole, decision 0061): ``stdlib``,
 ``sqlalchemy``, ``scipy`` and ``sklearn`` (docstrings), ``sample`` (the sample's documents and
 its own questions), ``readmes`` (long READMEs, another genre) and the ``docs_small`` sanity
 fixture (:mod:`doc_retrieval`, :mod:`doc_corpora`).

@@ -175,6 +175,31 @@ def test_changed_chunking_reindexes(corpus: Path, tmp_path: Path, embed: object)
     assert len(report.updated) == 3  # type: ignore[attr-defined]
 
 
+def test_chunks_embedded_whole_when_the_spec_says(
+    corpus: Path, tmp_path: Path, embed: object
+) -> None:
+    """``chunking.vectors: whole``: a chunk longer than the model reads is embedded as windows
+    and their mean, and switching re-embeds every file (the mode is in the fingerprint)."""
+    from toolrag.models import text_windows, whole_text_embeddings
+
+    words = "The concrete pour is scheduled for the north podium slab. " * 40
+    write_doc(corpus, "P-3", "P-3-LONG", words + "Curing lasts seven days.")
+    cut = _index(tmp_path, embed)
+    _sync(cut, corpus)
+    whole = _index(tmp_path, embed, chunking={"size": 400, "overlap": 40, "vectors": "whole"})
+    report = _sync(whole, corpus)
+    assert len(report.updated) == 4  # type: ignore[attr-defined]
+    rows = whole.table().to_arrow().select(["id", "text", "vector"]).to_pylist()
+    long = [r for r in rows if r["id"].startswith(_doc("P-3", "P-3-LONG"))]
+    assert len(text_windows(embed, long[0]["text"])) > 1  # type: ignore[arg-type]
+    expected = whole_text_embeddings(embed, [r["text"] for r in long])  # type: ignore[arg-type]
+    for row, vector in zip(long, expected, strict=True):
+        assert max(abs(a - b) for a, b in zip(row["vector"], vector, strict=True)) < 1e-4
+    # the default cuts: its first chunk's vector is the model's own, not the windows' mean
+    first = embed.get_text_embedding(long[0]["text"])  # type: ignore[attr-defined]
+    assert max(abs(a - b) for a, b in zip(long[0]["vector"], first, strict=True)) > 1e-3
+
+
 def test_filters_keyword_enum_and_dates(corpus: Path, tmp_path: Path, embed: object) -> None:
     index = _index(tmp_path, embed)
     _sync(index, corpus)

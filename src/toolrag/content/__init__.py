@@ -2,7 +2,13 @@
 LanceDB indexes, and the tools that search them."""
 
 from toolrag.content.collection_index import CollectionIndex, FieldFilters
-from toolrag.content.collection_spec import CollectionSpec, FieldSpec, load_collections
+from toolrag.content.collection_spec import (
+    DEFAULT_VECTORS,
+    CollectionSpec,
+    FieldSpec,
+    VectorMode,
+    load_collections,
+)
 from toolrag.content.collection_tools import CollectionSearch
 from toolrag.content.fusion import (
     DEFAULT_FUSION,
@@ -12,7 +18,7 @@ from toolrag.content.fusion import (
     PseudoQuerySource,
     calibrate,
 )
-from toolrag.content.index import DEFAULT_VECTORS, ContentIndex, Hit, SyncReport, VectorMode
+from toolrag.content.index import ContentIndex, Hit, SyncReport
 from toolrag.content.records import Loader, Record
 from toolrag.content.retrievers import ContentRetriever
 

@@ -21,7 +21,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import BaseModel, Field
 
 from toolrag.content.aliases import KeywordValues, load_aliases
-from toolrag.content.collection_spec import CollectionSpec
+from toolrag.content.collection_spec import CollectionSpec, VectorMode
 from toolrag.content.fields import (
     FieldValueError,
     coerce,
@@ -30,15 +30,7 @@ from toolrag.content.fields import (
     raw_value,
 )
 from toolrag.content.fusion import DEFAULT_FUSION, FusionMode
-from toolrag.content.index import (
-    DEFAULT_VECTORS,
-    BuildRows,
-    ContentIndex,
-    Hit,
-    ProgressFn,
-    SyncReport,
-    VectorMode,
-)
+from toolrag.content.index import BuildRows, ContentIndex, Hit, ProgressFn, SyncReport
 from toolrag.content.readers import Unit, read_units
 from toolrag.content.records import Loader, Record
 
@@ -222,11 +214,11 @@ class CollectionIndex(ContentIndex):
         embed: BaseEmbedding,
         toolspecs_dir: Path | None = None,
         fusion: FusionMode = DEFAULT_FUSION,
-        vectors: VectorMode = DEFAULT_VECTORS,
+        vectors: VectorMode | None = None,
     ) -> None:
         """``toolspecs_dir``: where the fields' relative alias files are; ``fusion``: how
-        hybrid search weighs dense and BM25; ``vectors``: how a chunk is embedded
-        (:class:`ContentIndex`)."""
+        hybrid search weighs dense and BM25; ``vectors``: how a chunk is embedded, by default
+        as the spec's ``chunking.vectors`` says (:class:`ContentIndex`)."""
         size = spec.chunking.size or 512
         super().__init__(
             index_dir,
@@ -236,7 +228,7 @@ class CollectionIndex(ContentIndex):
             chunk_overlap=spec.chunking.overlap,
             table_name=spec.table,
             fusion=fusion,
-            vectors=vectors,
+            vectors=vectors or spec.chunking.vectors,
         )
         self.spec = spec
         self.toolspecs_dir = toolspecs_dir

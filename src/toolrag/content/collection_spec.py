@@ -29,6 +29,10 @@ from toolrag.errors import ConfigError
 
 FieldType = Literal["keyword", "enum", "date", "number"]
 ReaderKind = Literal["auto", "rows"]
+# How a chunk longer than the embedding model reads is embedded: "cut" (the default) lets the
+# model drop what is past its input length; "whole" embeds it as windows and keeps their mean
+VectorMode = Literal["cut", "whole"]
+DEFAULT_VECTORS: VectorMode = "cut"
 SOURCE_KINDS = ("front_matter", "path", "property", "column", "text", "days_between")
 # Columns every collection table has: a field may not take one of these names.
 RESERVED = frozenset(
@@ -134,6 +138,13 @@ class Chunking(BaseModel):
 
     size: int = Field(400, ge=0, le=8192, description="Chunk size in tokens; 0 keeps units whole.")
     overlap: int = Field(40, ge=0, le=1024)
+    vectors: VectorMode = Field(
+        DEFAULT_VECTORS,
+        description="cut: a chunk longer than the embedding model reads (256 word pieces for "
+        "the default model, about 190 words) is embedded from its start; whole: as windows "
+        "that fit, and their mean (decision 0061: better where questions ask about details "
+        "deep in long chunks, not on every corpus; indexing takes up to 1.7x as long).",
+    )
 
 
 class CollectionSpec(BaseModel):

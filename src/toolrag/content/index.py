@@ -27,6 +27,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.node_parser import SentenceSplitter
 from pydantic import BaseModel, Field
 
+from toolrag.content.collection_spec import DEFAULT_VECTORS, VectorMode
 from toolrag.content.fusion import (
     CALIBRATION_RULE,
     DEFAULT_FUSION,
@@ -43,11 +44,7 @@ from toolrag.rank_fusion import reciprocal_rank_fusion
 SearchMode = Literal["hybrid", "dense", "bm25"]
 
 _BASE_TEXT = ("id", "source", "source_hash", "doc_id", "title")
-# How a chunk's vector is made, part of every row's source_hash: "whole" (the default) embeds a
-# chunk longer than the model's input as windows and keeps their mean; "cut" lets the model drop
-# what is past its input length, as before decision 0061
-VectorMode = Literal["whole", "cut"]
-DEFAULT_VECTORS: VectorMode = "whole"
+
 OUTLINE_MAX = 500
 # a Markdown heading's line, its trailing spaces stripped after the match: ``(.+?)\s*$`` was
 # quadratic in a run of spaces inside a heading (0.16 s for one line of 4,000 characters)
@@ -181,7 +178,8 @@ class ContentIndex:
         )  # Part of every row's source_hash: changing the chunking or the embedding model
         # re-indexes the files even though their bytes did not change.
         model_name = getattr(embed, "model_name", type(embed).__name__)
-        scheme = "" if vectors == "cut" else f"/{vectors}"  # "cut" keeps the old indexes valid
+        # how chunks are embedded is part of the fingerprint ("cut" keeps the old indexes valid)
+        scheme = "" if vectors == "cut" else f"/{vectors}"
         self.fingerprint = hashlib.sha1(
             f"{chunk_size}/{chunk_overlap}/{model_name}{scheme}".encode()
         ).hexdigest()[:10]

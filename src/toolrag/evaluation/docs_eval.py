@@ -17,17 +17,22 @@ from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from toolrag.content import CollectionIndex, CollectionSpec
-from toolrag.content.collection_spec import Chunking
+from toolrag.content.collection_spec import Chunking, VectorMode
 from toolrag.errors import IngestError, InputError
 from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, evaluate
 
 DOC_STRATEGIES = ("vectorstoreindex-default", "dense", "bm25", "hybrid")
 # ``hybrid`` fuses with the index's default ("auto": weights chosen from its own chunks);
 # ``hybrid-rrf`` and ``hybrid-auto`` name the fusion
-HYBRID_FUSION = {"hybrid": None, "hybrid-rrf": "rrf", "hybrid-auto": "auto", "hybrid-cut": None}
-# the strategies searched on a second index whose chunk vectors are cut at the model's input
-# length, as before decision 0061 (``vectors="cut"``): the old default, beside the new one
-CUT = {"dense-cut": "dense", "hybrid-cut": "hybrid"}
+HYBRID_FUSION = {"hybrid": None, "hybrid-rrf": "rrf", "hybrid-auto": "auto"}
+# the strategies searched on a second index whose chunk vectors are made the other way
+# (``chunking.vectors``, decision 0061): "-cut" as the default does, "-whole" from windows
+OTHER_VECTORS: dict[str, tuple[str, VectorMode]] = {
+    "dense-cut": ("dense", "cut"),
+    "hybrid-cut": ("hybrid", "cut"),
+    "dense-whole": ("dense", "whole"),
+    "hybrid-whole": ("hybrid", "whole"),
+}
 CHUNKS_PER_DOC = 4  # chunks fetched per wanted document, so k distinct documents come back
 
 
@@ -73,31 +78,37 @@ def run_docs_eval(
     reports = []
     with tempfile.TemporaryDirectory(prefix="toolrag-docs-") as tmp:
         index = CollectionIndex(Path(tmp), spec, embed)
-        if any(s != "vectorstoreindex-default" and s not in CUT for s in strategies):
+        default = spec.chunking.vectors
+        own = [OTHER_VECTORS.get(s, (s, default))[1] == default for s in strategies]
+        if any(s != "vectorstoreindex-default" and o for s, o in zip(strategies, own, strict=True)):
             report = index.sync(index.loader(docs.parent))
             if report.errors:
                 raise InputError(report.errors[0])
             if on_indexed is not None:
                 on_indexed(index)
-        cut: CollectionIndex | None = None
+        others: dict[str, CollectionIndex] = {}
         for strategy in strategies:
             if strategy == "vectorstoreindex-default":
                 search = vectorstoreindex_default(records, embed)
             else:
+                mode, vectors = OTHER_VECTORS.get(strategy, (strategy, default))
+                if strategy in HYBRID_FUSION:
+                    mode = "hybrid"
                 searched = index
-                if strategy in CUT:
-                    if cut is None:
-                        cut = CollectionIndex(Path(tmp) / "cut", spec, embed, vectors="cut")
-                        cut.sync(cut.loader(docs.parent))
-                    searched = cut
+                if vectors != default:
+                    if vectors not in others:
+                        other = CollectionIndex(Path(tmp) / vectors, spec, embed, vectors=vectors)
+                        other.sync(other.loader(docs.parent))
+                        others[vectors] = other
+                    searched = others[vectors]
 
                 def search(
                     query: str,
                     k: int,
                     strategy: str = strategy,
                     searched: CollectionIndex = searched,
+                    mode: str = mode,
                 ) -> list[str]:
-                    mode = CUT.get(strategy, "hybrid" if strategy in HYBRID_FUSION else strategy)
                     hits = searched.search(
                         query,
                         k=k * CHUNKS_PER_DOC,
