@@ -96,7 +96,8 @@ def main() -> None:
     seconds = round(time.perf_counter() - t0, 1)
     figures["seconds"] = seconds
     name = result_name("whole_cards", pools="-".join(pools) if args.pool else None)
-    print("Result written:", write_result(name, figures, module=__name__, seconds=seconds))
+    written = write_result(name, figures, module="ablations.whole_cards", seconds=seconds)
+    print("Result written:", written)
 
 
 if __name__ == "__main__":
