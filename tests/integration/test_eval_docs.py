@@ -46,7 +46,9 @@ def test_eval_docs_cli_json_with_hand_computed_metrics(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     rows = {r["strategy"]: r for r in json.loads(result.stdout.strip().splitlines()[-1])}
-    assert set(rows) == {"vectorstoreindex-default", "dense", "bm25", "hybrid"}
+    assert set(rows) == {
+        "vectorstoreindex-default", "dense", "bm25", "hybrid", "dense-whole", "hybrid-whole"
+    }  # fmt: skip
     for r in rows.values():
         assert set(r) == KEYS and r["n_docs"] == 6 and r["n_queries"] == 4  # "no doc" left out
     hybrid = rows["hybrid"]

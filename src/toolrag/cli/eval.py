@@ -218,7 +218,11 @@ def eval_docs(
     docs: Annotated[Path, typer.Option(help="JSONL {id, title?, text, metadata?}.")],
     queries: Annotated[Path, typer.Option(help="JSONL {id, query, expected_docs}.")],
     strategy: Annotated[
-        str, typer.Option(help="vectorstoreindex-default, dense, bm25, hybrid or 'all'.")
+        str,
+        typer.Option(
+            help="vectorstoreindex-default, dense, bm25, hybrid, dense-whole, hybrid-whole "
+            "(chunks embedded whole: chunking.vectors) or 'all'."
+        ),
     ] = "all",
     k: Annotated[str, typer.Option(help="Cut-offs for Recall@k, comma-separated.")] = "1,5,10",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,

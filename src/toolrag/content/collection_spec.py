@@ -143,7 +143,7 @@ class Chunking(BaseModel):
         description="cut: a chunk longer than the embedding model reads (256 word pieces for "
         "the default model, about 190 words) is embedded from its start; whole: as windows "
         "that fit, and their mean (decision 0061: better where questions ask about details "
-        "deep in long chunks, not on every corpus; indexing takes up to 1.7x as long).",
+        "deep in long chunks, not on every corpus; indexing reads every word piece).",
     )
 
 

@@ -21,7 +21,15 @@ from toolrag.content.collection_spec import Chunking, VectorMode
 from toolrag.errors import IngestError, InputError
 from toolrag.evaluation.retrieval import RetrievalQuery, RetrievalReport, evaluate
 
-DOC_STRATEGIES = ("vectorstoreindex-default", "dense", "bm25", "hybrid")
+# ``dense-whole`` and ``hybrid-whole``: the same on chunks embedded whole (``chunking.vectors``)
+DOC_STRATEGIES = (
+    "vectorstoreindex-default",
+    "dense",
+    "bm25",
+    "hybrid",
+    "dense-whole",
+    "hybrid-whole",
+)
 # ``hybrid`` fuses with the index's default ("auto": weights chosen from its own chunks);
 # ``hybrid-rrf`` and ``hybrid-auto`` name the fusion
 HYBRID_FUSION = {"hybrid": None, "hybrid-rrf": "rrf", "hybrid-auto": "auto"}
