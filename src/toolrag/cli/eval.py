@@ -77,8 +77,9 @@ def _run(
     misses: Path,
     title: str,
     items_key: str,
-) -> None:
-    """Check the options, run ``evaluate(strategies, ks)``, write misses, print table or JSON."""
+) -> list[RetrievalReport]:
+    """Check the options, run ``evaluate(strategies, ks)``, write misses, print table or JSON;
+    return the reports."""
     try:
         chosen = list(known) if strategy == "all" else [strategy]
         unknown = [s for s in chosen if s not in known]
@@ -110,6 +111,7 @@ def _run(
         sys.stdout.write(json.dumps(payload[0] if len(payload) == 1 else payload) + "\n")
     else:
         Console().print(_table(title, reports, items_key))
+    return reports
 
 
 @eval_app.command("tools")
@@ -232,7 +234,7 @@ def eval_docs(
 ) -> None:
     """Recall@k, MRR, nDCG@10 and latency of document retrieval through the content index
     (chunking, hybrid search), beside plain LlamaIndex VectorStoreIndex."""
-    from toolrag.evaluation.docs_eval import DOC_STRATEGIES, run_docs_eval
+    from toolrag.evaluation.docs_eval import DOC_STRATEGIES, run_docs_eval, vectors_hint
     from toolrag.evaluation.retrieval import load_queries
     from toolrag.models.embeddings import make_embedding
     from toolrag.settings import Settings
@@ -244,7 +246,11 @@ def eval_docs(
             on_loaded=lambda ids: _warn_unknown(qs, ids, "document(s)"),
         )  # fmt: skip
 
-    _run(strategy, DOC_STRATEGIES, k, run, as_json, misses, "document retrieval", "n_docs")
+    title = "document retrieval"
+    reports = _run(strategy, DOC_STRATEGIES, k, run, as_json, misses, title, "n_docs")
+    hint = vectors_hint(reports)
+    if hint and not as_json:
+        err.print(f"note: {hint}", highlight=False, soft_wrap=True)
 
 
 @eval_app.command("route")

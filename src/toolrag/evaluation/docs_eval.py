@@ -129,6 +129,30 @@ def run_docs_eval(
     return reports
 
 
+def vectors_hint(reports: Sequence[RetrievalReport]) -> str | None:
+    """What the ``hybrid`` and ``hybrid-whole`` rows say about ``chunking.vectors`` for these
+    documents and questions: a line when one ranks better in both Recall@10 (or the largest k)
+    and MRR, else None (too close to tell, or either row missing)."""
+    rows = {r.strategy: r.as_json("n_docs") for r in reports}
+    cut, whole = rows.get("hybrid"), rows.get("hybrid-whole")
+    if cut is None or whole is None:
+        return None
+    recall = max((k for k in cut if k.startswith("recall@")), key=lambda k: int(k[7:]))
+    r_cut, r_whole = float(cut[recall]), float(whole[recall])  # type: ignore[arg-type]
+    m_cut, m_whole = float(cut["mrr"]), float(whole["mrr"])  # type: ignore[arg-type]
+    better = r_whole > r_cut and m_whole > m_cut
+    worse = r_whole < r_cut and m_whole < m_cut
+    if not (better or worse):
+        return None
+    figures = f"{recall} {r_whole:.3f} against {r_cut:.3f}, MRR {m_whole:.3f} against {m_cut:.3f}"
+    if better:
+        return (
+            f"chunks embedded whole ranked better on these questions ({figures}): consider "
+            "chunking: {vectors: whole} for this collection (re-embeds it once)."
+        )
+    return f"chunks embedded whole ranked worse on these questions ({figures}): keep the default."
+
+
 def document_collection(docs: Path) -> CollectionSpec:
     """The ``reader: rows`` collection of a JSONL document file: a unit per line, its id the
     doc id, its title before its text, chunked as a collection is by default (400/40, as the
