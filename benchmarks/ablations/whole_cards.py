@@ -1,6 +1,6 @@
 """Tool cards embedded whole (decision 0061): a card's document longer than the embedding
-model's input (256 word pieces for all-MiniLM-L6-v2; about a fifth of the cards of the
-``networkx`` and ``openapi`` pools) is cut there today. This embeds it as windows that fit and
+model's input (256 word pieces for all-MiniLM-L6-v2; cards with many parameters) is cut
+there today. This embeds it as windows that fit and
 keeps their mean (:func:`toolrag.models.whole_text_embeddings`, what the content index does
 with its chunks since 0061), and scores ``dense`` and ``best`` (no written requests) both ways
 on the same queries.
