@@ -1,9 +1,8 @@
-"""Tool cards embedded whole (decision 0061): a card's document longer than the embedding
-model's input (256 word pieces for all-MiniLM-L6-v2; cards with many parameters) is cut
-there today. This embeds it as windows that fit and
-keeps their mean (:func:`toolrag.models.whole_text_embeddings`, what the content index does
-with its chunks since 0061), and scores ``dense`` and ``best`` (no written requests) both ways
-on the same queries.
+"""Tool cards embedded whole (decision 0061): a card's document longer than the embedding model's
+input (256 word pieces for all-MiniLM-L6-v2; cards with many parameters) is cut there today.
+This embeds it as windows that fit and keeps their mean
+(:func:`toolrag.models.whole_text_embeddings`, what the content index does with its chunks since
+0061), and scores ``dense`` and ``best`` (no written requests) both ways on the same queries.
 
     HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 python -m benchmarks.ablations.whole_cards \
         [--pool networkx --pool openapi --pool nestful]
@@ -57,8 +56,7 @@ class WholeTexts(BaseEmbedding):
 
 def _pool(name: str, runs: Path) -> tuple[Path, Path]:
     if name == "nestful":
-        tools, queries = nestful.load(runs / "nestful")
-        return tools, queries
+        return nestful.load(runs / "nestful")
     return tool_pools.cached(name)
 
 

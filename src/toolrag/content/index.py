@@ -44,7 +44,6 @@ from toolrag.rank_fusion import reciprocal_rank_fusion
 SearchMode = Literal["hybrid", "dense", "bm25"]
 
 _BASE_TEXT = ("id", "source", "source_hash", "doc_id", "title")
-
 OUTLINE_MAX = 500
 # a Markdown heading's line, its trailing spaces stripped after the match: ``(.+?)\s*$`` was
 # quadratic in a run of spaces inside a heading (0.16 s for one line of 4,000 characters)

@@ -89,9 +89,7 @@ def run_docs_eval(
         default = spec.chunking.vectors
         own = [OTHER_VECTORS.get(s, (s, default))[1] == default for s in strategies]
         if any(s != "vectorstoreindex-default" and o for s, o in zip(strategies, own, strict=True)):
-            report = index.sync(index.loader(docs.parent))
-            if report.errors:
-                raise InputError(report.errors[0])
+            _sync(index, docs)
             if on_indexed is not None:
                 on_indexed(index)
         others: dict[str, CollectionIndex] = {}
@@ -106,8 +104,7 @@ def run_docs_eval(
                 if vectors != default:
                     if vectors not in others:
                         other = CollectionIndex(Path(tmp) / vectors, spec, embed, vectors=vectors)
-                        other.sync(other.loader(docs.parent))
-                        others[vectors] = other
+                        others[vectors] = _sync(other, docs)
                     searched = others[vectors]
 
                 def search(
@@ -127,6 +124,14 @@ def run_docs_eval(
 
             reports.append(evaluate(strategy, len(records), queries, search, ks))
     return reports
+
+
+def _sync(index: CollectionIndex, docs: Path) -> CollectionIndex:
+    """``index`` with ``docs`` indexed; InputError with the first file that failed."""
+    report = index.sync(index.loader(docs.parent))
+    if report.errors:
+        raise InputError(report.errors[0])
+    return index
 
 
 def vectors_hint(reports: Sequence[RetrievalReport]) -> str | None:

@@ -7,12 +7,12 @@ single query many times slower. One query embeds through the model's modules dir
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
 from toolrag.errors import ConfigError
@@ -87,23 +87,33 @@ def _load(
     )
 
 
-def text_windows(embed: BaseEmbedding, text: str) -> list[str]:
-    """``text`` cut into equal windows the embedding model reads whole (its own tokenizer's word
-    pieces, at most its input length less its special tokens and text prompt); ``[text]`` when it
-    fits or when the model's tokenizer is not known (an API embedding)."""
+def window_limit(embed: BaseEmbedding) -> int | None:
+    """The word pieces of a text the embedding model reads (its input length less its special
+    tokens and text prompt); None when its tokenizer is not known (an API embedding)."""
     model = getattr(embed, "_model", None)
     tokenizer = getattr(model, "tokenizer", None)
     limit = getattr(model, "max_seq_length", None)
     if tokenizer is None or not isinstance(limit, int) or limit <= 0:
-        return [text]
+        return None
     limit -= tokenizer.num_special_tokens_to_add(pair=False)
     prompt = getattr(embed, "text_instruction", None)
     if prompt:
         limit -= len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    return limit
+
+
+def text_windows(embed: BaseEmbedding, text: str, limit: int | None = None) -> list[str]:
+    """``text`` cut into equal windows the embedding model reads whole (its own tokenizer's word
+    pieces, at most ``limit``, by default :func:`window_limit`); ``[text]`` when it fits or when
+    the model's tokenizer is not known (an API embedding)."""
+    limit = window_limit(embed) if limit is None else limit
+    if limit is None or limit < 8:
+        return [text]
+    tokenizer = embed._model.tokenizer  # type: ignore[attr-defined]
     fast = bool(getattr(tokenizer, "is_fast", False))
     encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=fast)
     ids = encoded["input_ids"]
-    if len(ids) <= limit or limit < 8:
+    if len(ids) <= limit:
         return [text]
     count = -(-len(ids) // limit)
     size = -(-len(ids) // count)
@@ -119,22 +129,17 @@ def whole_text_embeddings(embed: BaseEmbedding, texts: Sequence[str]) -> list[li
     first ``max_seq_length`` word pieces (256 for all-MiniLM-L6-v2, about 190 words) and drops
     the rest, so a 400-token chunk was embedded from its first two thirds. A longer text is
     embedded as equal windows that fit (:func:`text_windows`) and gets their normalised mean."""
+    limit = window_limit(embed)
     windows: list[str] = []
     owners: list[int] = []
     for n, text in enumerate(texts):
-        pieces = text_windows(embed, text)
+        pieces = text_windows(embed, text, limit)
         windows.extend(pieces)
         owners.extend([n] * len(pieces))
     if len(windows) == len(texts):
         return embed.get_text_embedding_batch(list(texts))
-    vectors = embed.get_text_embedding_batch(windows)
-    sums: list[list[float]] = [[0.0] * len(vectors[0]) for _ in texts] if vectors else []
-    for owner, vector in zip(owners, vectors, strict=True):
-        total = sums[owner]
-        for i, x in enumerate(vector):
-            total[i] += x
-    out = []
-    for total in sums:
-        norm = math.sqrt(sum(x * x for x in total)) or 1.0
-        out.append([x / norm for x in total])
-    return out
+    vectors = np.asarray(embed.get_text_embedding_batch(windows), dtype=np.float64)
+    sums = np.zeros((len(texts), vectors.shape[1]))
+    np.add.at(sums, owners, vectors)
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return (sums / np.where(norms == 0, 1.0, norms)).tolist()
