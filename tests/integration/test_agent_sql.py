@@ -280,6 +280,28 @@ def test_a_made_up_figure_given_again_is_replaced_by_the_answer_read_from_the_re
     assert answer.answer == "The average is $6,510,000, and $1,250,000 of it is unpaid."
 
 
+def test_an_answer_with_ids_no_result_shows_gets_one_more_turn(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """A list padded with ids made up in the pattern of those read (GRB-112) is named back
+    to the model, and the answer it gives from the results replaces it."""
+    lump_sum = react(
+        "run_sql", {"sql": "SELECT code FROM projects WHERE contract_type = 'lump sum'"}
+    )
+    padded = final("GRB-102, GRB-104, GRB-106, GRB-108, GRB-110 and GRB-112.")
+    read = "GRB-102, GRB-104, GRB-106, GRB-108 and GRB-110."
+    tb = toolbox_factory([lump_sum, padded, final(read)])
+    answer = tb.ask("Which projects are lump sum?")
+    assert answer.repairs == 1 and answer.answer == read
+    prompt = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
+    assert "Your answer gives GRB-112, which no tool result shows" in prompt
+
+    # every id the results hold: no more turns
+    tb = toolbox_factory([lump_sum, final(read)])
+    answer = tb.ask("Which projects are lump sum?")
+    assert answer.repairs == 0 and answer.answer == read
+
+
 def test_figures_the_results_hold_need_no_more_turns(
     toolbox_factory: Callable[..., Toolbox],
 ) -> None:

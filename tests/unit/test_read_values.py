@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from datetime import date
 
-from toolrag.guard.grounding.read_values import unread_figures, unread_refusal, unread_values
+from toolrag.guard.grounding.read_values import (
+    unread_facts,
+    unread_figures,
+    unread_ids,
+    unread_refusal,
+    unread_values,
+)
 
 
 def test_made_up_numbers_are_named() -> None:
@@ -71,3 +77,28 @@ def test_only_dates_read_close_together_or_given_by_the_question_make_a_span() -
     assert unread_figures("It took 609 days.", "How long from T1 to T9?", listing) == ["609"]
     # a date the question gives spans to any date read
     assert unread_figures("It took 609 days.", "How long from 2024-01-01 to T9?", listing) == []
+
+
+def test_unread_ids_are_the_answers_ids_no_result_holds() -> None:
+    """A list of one sheet read, answered as three: the two made up in its pattern are named."""
+    read = '{"data": [{"sheet": "FP-101", "project": "GRB-104", "file": "GRB-104_FP-101.png"}]}'
+    answer = "The sheets are FP-101, FP-102 and FP-103 (GRB-104)."
+    assert unread_ids(answer, "Which fire protection sheets?", read) == ["FP-102", "FP-103"]
+    # ids compare by their letters and digits; the question's ids are read; a file name holds
+    # the ids between its separators
+    assert unread_ids("Sheet fp 101 and fp-101 of grb104 for CO-7", "CO-7?", read) == []
+    assert unread_ids("GRB-104_FP-101.png, FP-101/GRB-104", "", read) == []
+    # dates, amounts, plain words and numbers are not ids
+    assert unread_ids("On 2025-10-17, $12,500, 10mg, 14 sheets, rev 3.", "", read) == []
+    # an id is not read because a longer id that starts with it was
+    assert unread_ids("FP-10 and FP-1010", "", read) == ["FP-10", "FP-1010"]
+    # the answer's figures first, then its ids; each once
+    assert unread_facts("FP-102 for $99,000 and FP-102 again", "", read) == ["$99,000", "FP-102"]
+
+
+def test_unread_ids_scan_a_long_answer_in_linear_time() -> None:
+    import time
+
+    start = time.perf_counter()
+    assert unread_ids("A-" * 50_000 + "!", "", "a" * 100_000) == []
+    assert time.perf_counter() - start < 5.0  # a backtracking pattern would take minutes

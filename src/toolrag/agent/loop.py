@@ -40,7 +40,7 @@ from toolrag.agent.reply_parser import ReActReplyParser
 from toolrag.agent.step_grammar import StepGrammarReActAgent
 from toolrag.errors import ConfigError, ContextOverflowError
 from toolrag.events import emit
-from toolrag.guard.grounding.read_values import unread_figures
+from toolrag.guard.grounding.read_values import unread_facts
 from toolrag.guard.policy import ApprovalRequest, Approver
 from toolrag.models.server import context_overflow
 from toolrag.models.usage import cached_tokens, token_counts
@@ -287,7 +287,7 @@ async def answer_from_result(
     """The answer to ``question`` read from ``step``'s result (and the results of ``more``
     steps, when several found data: a question of several parts) by one tool-free completion,
     or None when the reply is not a plain answer (a tool call, a ReAct fragment, JSON) or
-    gives a figure the results and the question do not hold."""
+    gives a figure or an id the results and the question do not hold."""
     steps = list({s.read_text(): s for s in (step, *more)}.values())  # repeats once
     share = FROM_RESULT_CHARS // len(steps)
     if len(steps) == 1:
@@ -310,7 +310,7 @@ async def answer_from_result(
         not readable(text)
         or text.startswith(("{", "["))
         or re.search(r"^\s*(Thought|Action|Action Input)\s*:", text, re.I | re.M)
-        or unread_figures(text, question, observations)
+        or unread_facts(text, question, observations)
     ):
         return None
     return text
@@ -784,7 +784,7 @@ async def run_agent(
             )
             unreadable_end = True
             break
-        unread = unread_figures(text, question, "\n".join(read)) if read else []
+        unread = unread_facts(text, question, "\n".join(read)) if read else []
         if attempt and len(answer.trace) == steps_before_repair:
             # A repair turn that called no tool is not grounded in any data: keep the first
             # answer rather than a guess, unless it was asked to drop figures no result
@@ -817,8 +817,9 @@ async def run_agent(
             user_msg = PARTS_PROMPT.format(part=part, tool=tool, question=question)
             continue
         if unread and not figures_asked and attempt < max_repairs + bool(parts):
-            # figures no tool result shows (a guess after an empty result, or arithmetic done
-            # in the head): one more turn to read them with a tool or leave them out
+            # figures or ids no tool result shows (a guess after an empty result, arithmetic
+            # done in the head, a list padded with ids made up in the pattern of the one
+            # read): one more turn to read them with a tool or leave them out
             figures_asked = unread
             answer.repairs += 1
             drop_abandoned_answer(memory)

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
+from toolrag.guard.grounding.names import code_like, folded
 from toolrag.guard.grounding.periods import MAX_CHARS, question_period
 from toolrag.tools.result import ErrorCode, ToolResult
 
@@ -137,6 +138,36 @@ def unread_figures(answer: str, question: str, seen: str) -> list[str]:
         if not any(abs(value - n) < 0.005 for n in numbers) and match.group(0) not in unread:
             unread.append(match.group(0))
     return unread
+
+
+# a run of letters and digits joined by hyphens (CO-107-003, FP-101): each character starts at
+# most one run and a hyphen must be followed by a letter or digit, so matching is linear
+_ID = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+MAX_IDS = 12  # the unread ids named back to the model, the first ones
+
+
+def unread_ids(answer: str, question: str, seen: str) -> list[str]:
+    """The ids and codes in ``answer`` (``code_like``: FP-102, CO-107-003, INV-2291) that
+    neither the question nor what the run read (``seen``) holds: a small model that read a
+    list of one sheet answers with three, the two it made up in the pattern of the first.
+    Ids compare by their letters and digits (``FP 102``, ``fp-102`` and ``FP-102`` are one id);
+    a file name or path read (``GRB-104_FP-101.png``) holds the ids between its separators."""
+    known = {
+        folded(token) for token in _ID.findall(question[:MAX_CHARS] + "\n" + seen[-MAX_SEEN_CHARS:])
+    }
+    unread: list[str] = []
+    for token in _ID.findall(answer[:MAX_CHARS]):
+        if code_like(token) and folded(token) not in known and token not in unread:
+            unread.append(token)
+            if len(unread) >= MAX_IDS:
+                break
+    return unread
+
+
+def unread_facts(answer: str, question: str, seen: str) -> list[str]:
+    """What ``answer`` gives that neither the question nor the results read hold: its unread
+    figures (:func:`unread_figures`), then its unread ids (:func:`unread_ids`)."""
+    return unread_figures(answer, question, seen) + unread_ids(answer, question, seen)
 
 
 def unread_refusal(name: str, unread: list[str]) -> ToolResult:
