@@ -6,10 +6,10 @@ same thought again, or the error message's own example, until the iteration cap 
 question lost three model calls and 56 s so). With a llama.cpp grammar the model can only
 write one of the two forms the prompt asks for:
 
-    Thought: <one line, at most THOUGHT_CHARS characters>
+    Thought: <one line>
     Answer: <the answer>
 
-    Thought: <one line, at most THOUGHT_CHARS characters>
+    Thought: <one line>
     Action: <the name of one offered tool>
     Action Input: <a JSON object>
 
@@ -57,22 +57,13 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-# The thought's length, in characters. The local model's thought mostly restates the call it
-# made and its arguments, or copies the format's own example ("The current language of the
-# user is: English. I need to use a tool..."): at about ten tokens a second, 60 tokens of it
-# cost six seconds a step. A thought that reaches the cap ends there, and the reply goes on to
-# its answer or action.
-THOUGHT_CHARS = 160
-
-
-def react_step_gbnf(tool_names: Sequence[str], thought_chars: int = THOUGHT_CHARS) -> str:
-    """The GBNF grammar of one ReAct reply: a one-line thought of at most ``thought_chars``
-    characters, then an answer, or an action naming one of ``tool_names`` with a JSON object
-    as its input (no action when there are no tools)."""
+def react_step_gbnf(tool_names: Sequence[str]) -> str:
+    """The GBNF grammar of one ReAct reply: a one-line thought, then an answer, or an action
+    naming one of ``tool_names`` with a JSON object as its input (no action when there are no
+    tools)."""
     names = sorted({n for n in tool_names if n})
     lines = [
-        'root ::= "Thought: " thought "\\n" ' + ("( answer | action )" if names else "answer"),
-        f"thought ::= [^\\n]{{1,{max(1, thought_chars)}}}",
+        'root ::= "Thought: " line "\\n" ' + ("( answer | action )" if names else "answer"),
         "line ::= [^\\n]+",
         'answer ::= "Answer: " line ( "\\n" line )*',
     ]
