@@ -17,6 +17,7 @@ from toolrag.guard.grounding.filters import (
     Vocabulary,
     complete_filters,
     date_parameters,
+    described_values,
 )
 from toolrag.guard.grounding.narrow import Narrowed, call_with_named_filters
 from toolrag.guard.grounding.periods import question_period
@@ -164,6 +165,40 @@ def test_schema_enums_are_a_vocabulary_of_their_own() -> None:
     q = "What change orders did the Summit Ridge Hotel approve?"
     done = complete_filters(q, "search", SCHEMA, {"description": "approved"}, Vocabulary())
     assert done.added == {"document_type": "change_order"}  # plural, underscore as a space
+
+
+RESULTS = (
+    "passed, failed or partial (held); scheduled (on the calendar, not held yet) or cancelled."
+)
+INSPECTIONS = {
+    "type": "object",
+    "properties": {
+        "project": {"type": "string"},
+        "result": {
+            "enum": ["passed", "failed", "partial", "scheduled", "cancelled"],
+            "description": RESULTS,
+        },
+    },
+}
+
+
+def test_a_listed_value_is_named_by_the_gloss_its_description_gives_it() -> None:
+    values = described_values(["passed", "partial", "scheduled", "in_review"], RESULTS)
+    # a gloss of one word belongs to the list before it, not to the value it follows
+    assert values == {
+        "passed": ["passed"],
+        "partial": ["partial"],
+        "scheduled": ["scheduled", "on the calendar", "not held yet"],
+        "in_review": ["in review"],
+    }
+    q = "Which inspections are on the calendar but have not taken place yet?"
+    done = complete_filters(q, "list_inspections", INSPECTIONS, {}, Vocabulary())
+    assert done.added == {"result": "scheduled"}
+    # "held" glosses no one value, so a question that says it names none
+    q = "Which inspections were held in October at GRB-107?"
+    assert complete_filters(q, "list_inspections", INSPECTIONS, {}, Vocabulary()).added == {}
+    # a value inside a longer word, and a bracket that never closes, gloss nothing
+    assert described_values(["ok"], "look (at it again); ok (" + "x " * 5000) == {"ok": ["ok"]}
 
 
 def test_date_parameters_by_name() -> None:

@@ -122,7 +122,7 @@ class Vocabulary(BaseModel):
             values = self.by_tool.get(tool, {}).get(param) or self.by_parameter.get(param)
             enum = enum_values(prop)
             if values is None and enum:
-                values = FilterValues.of(enum)
+                values = FilterValues.of(described_values(enum, prop.get("description")))
             if values is not None:
                 found[param] = values
         return found
@@ -136,6 +136,32 @@ def enum_values(prop: Mapping[str, Any]) -> list[str]:
         if isinstance(option, Mapping) and isinstance(option.get("enum"), list):
             return [str(v) for v in option["enum"] if v is not None]
     return []
+
+
+MAX_DESCRIPTION_CHARS = 2_000  # of a parameter's description, the part read for glosses
+_GLOSS_WORDS = (2, 8)  # a gloss names a value in this many words: "(held)" glosses a list
+
+
+def described_values(values: list[str], description: object) -> dict[str, list[str]]:
+    """Each listed value with the words that name it: the value itself with spaces for
+    underscores, and the glosses the parameter's description puts in brackets right after it,
+    each part of two to eight words ("scheduled (on the calendar, not held yet)" names
+    ``scheduled`` by "on the calendar" and by "not held yet"). A one-word gloss is left out:
+    in "passed, failed or partial (held)" it belongs to the whole list, not to ``partial``."""
+    text = str(description or "")[:MAX_DESCRIPTION_CHARS]
+    found: dict[str, list[str]] = {}
+    for value in values:
+        aliases = [value.replace("_", " ")]
+        if value.strip():
+            # the value as a whole word, then its bracket: [^()] cannot run past the bracket
+            pattern = rf"(?<![\w-]){re.escape(value)}\s?\(([^()]{{1,200}})\)"
+            for gloss in re.findall(pattern, text):
+                for part in re.split(r"[,;]", gloss):
+                    words = part.split()
+                    if _GLOSS_WORDS[0] <= len(words) <= _GLOSS_WORDS[1]:
+                        aliases.append(" ".join(words))
+        found[value] = aliases
+    return found
 
 
 def date_parameters(schema: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
