@@ -257,3 +257,36 @@ def test_actions_are_never_completed() -> None:
     guard, calls = _guard(lambda project: [{"ok": True}], side_effect="write")
     _ask(guard)
     assert calls == [{"description": "x", "project": None}]
+
+
+def test_a_value_named_by_its_gloss_is_kept_when_other_rows_name_the_question_better() -> None:
+    """A filter added from a plain word ("complete") is run without, too, and dropped when
+    that leaves out the rows naming the question's words best. A value the question names by
+    a gloss of several words is not a word used in passing: it stays."""
+    rows = [
+        {"id": "INSP-1", "result": "passed", "notes": "Calendar slot moved; taken place on time."},
+        {"id": "INSP-2", "result": "scheduled", "notes": "Framing."},
+    ]
+    calls: list[Any] = []
+
+    def inspections(result: str | None = None) -> ToolResult:
+        calls.append(result)
+        return ToolResult.ok([r for r in rows if result in (None, r["result"])])
+
+    tool = FunctionTool.from_defaults(fn=inspections, name="inspections")
+    parameters = {"type": "object", "properties": {"result": INSPECTIONS["properties"]["result"]}}
+    card = ToolCard(name="inspections", description="Inspections.", parameters=parameters)
+    guard = ToolGuard([tool], [card], vocabulary=Vocabulary())
+
+    def ask(question: str) -> Narrowed:
+        return asyncio.run(
+            call_with_named_filters(guard, "inspections", {}, question=question, run_id="r", step=1)
+        )
+
+    done = ask("Which inspections are on the calendar but have not taken place yet?")
+    assert calls == ["scheduled"] and done.arguments == {"result": "scheduled"}
+    assert [r["id"] for r in done.result.data] == ["INSP-2"]
+    # named by its own word, the same value gets the check: the call runs without it too
+    calls.clear()
+    ask("Which scheduled inspections have a calendar slot that moved?")
+    assert calls == ["scheduled", None]

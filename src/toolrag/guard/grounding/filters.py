@@ -191,6 +191,11 @@ class Completion(BaseModel):
     applied: dict[str, Any] = Field(
         default_factory=dict, description="Every filter the call runs with, added or given."
     )
+    glossed: list[str] = Field(
+        default_factory=list,
+        description="The added filters the question names only by a gloss of their value "
+        '("on the calendar" for scheduled), never by the value\'s own word.',
+    )
 
     def note(self) -> str | None:
         """What the result says about its filters when some were added (every filter it ran
@@ -221,6 +226,7 @@ def complete_filters(
     args = dict(arguments)
     added: dict[str, Any] = {}
     applied: dict[str, Any] = {}
+    glossed: list[str] = []
     if not question.strip():
         return Completion(arguments=args)
     for param, values in (vocabulary or Vocabulary()).for_tool(tool, schema).items():
@@ -228,6 +234,8 @@ def complete_filters(
             named = values.named_in(question)
             if len(named) == 1 and set(values.mentioned_in(question)) <= set(named):
                 args[param] = added[param] = named[0]
+                if not FilterValues.of([named[0]]).mentioned_in(question):
+                    glossed.append(param)
         if not _missing(args, param):
             applied[param] = args[param]
     start, end = date_parameters(schema)
@@ -239,4 +247,4 @@ def complete_filters(
                 args[key] = added[key] = day.isoformat()
             if key and not _missing(args, key):
                 applied[key] = args[key] if isinstance(args[key], str) else str(args[key])
-    return Completion(arguments=args, added=added, applied=applied)
+    return Completion(arguments=args, added=added, applied=applied, glossed=glossed)

@@ -6,7 +6,8 @@ filters find nothing, the call runs once more as the model wrote it, so a filter
 from the question costs a step, never the answer. The same holds when a filter added from a
 plain word of the question (a status such as ``complete`` in "when is the roof planned to be
 complete?") leaves out the rows that name the question's words best: the call runs without
-that filter, and its result is kept when it holds rows that name them better. Calls of
+that filter, and its result is kept when it holds rows that name them better (not for a
+value the question names only by a gloss of several words, "on the calendar"). Calls of
 write, delete and external tools are never completed: the model's arguments for an action are
 the model's (and a person's, for a gated one). A read call's listing comes back with the rows
 that name the question's distinctive words first (:mod:`toolrag.guard.focus`).
@@ -65,7 +66,11 @@ async def call_with_named_filters(
                 arguments,
                 steps=2,
             )
-    worded = [k for k, v in done.added.items() if isinstance(v, str) and _WORD_VALUE.fullmatch(v)]
+    worded = [
+        k
+        for k, v in done.added.items()
+        if isinstance(v, str) and _WORD_VALUE.fullmatch(v) and k not in done.glossed
+    ]
     if worded and result.success and not result.empty:
         kept = {k: v for k, v in done.added.items() if k not in worded}
         plain_args = {k: v for k, v in done.arguments.items() if k not in worded}
@@ -92,7 +97,8 @@ async def call_with_named_filters(
 
 
 # an added filter value that is a plain word ("complete", "in_progress"), not a code or a name:
-# the kind a question uses in passing ("planned to be complete")
+# the kind a question uses in passing ("planned to be complete"). A value the question names
+# only by a gloss of several words ("on the calendar" for scheduled) is not used in passing.
 _WORD_VALUE = re.compile(r"[a-z]+(?:_[a-z]+)*")
 
 
