@@ -140,18 +140,18 @@ def unread_figures(answer: str, question: str, seen: str) -> list[str]:
     return unread
 
 
-# a run of letters and digits joined by hyphens (CO-107-003, FP-101): each character starts at
+# a run of letters and digits joined by hyphens (TKT-101-015, A-101): each character starts at
 # most one run and a hyphen must be followed by a letter or digit, so matching is linear
 _ID = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 MAX_IDS = 12  # the unread ids named back to the model, the first ones
 
 
 def unread_ids(answer: str, question: str, seen: str) -> list[str]:
-    """The ids and codes in ``answer`` (``code_like``: FP-102, CO-107-003, INV-2291) that
+    """The ids and codes in ``answer`` (``code_like``: A-102, TKT-101-015, INV-2291) that
     neither the question nor what the run read (``seen``) holds: a small model that read a
-    list of one sheet answers with three, the two it made up in the pattern of the first.
-    Ids compare by their letters and digits (``FP 102``, ``fp-102`` and ``FP-102`` are one id);
-    a file name or path read (``GRB-104_FP-101.png``) holds the ids between its separators."""
+    list of one drawing answers with three, the two it made up in the pattern of the first.
+    Ids compare by their letters and digits (``A 102``, ``a-102`` and ``A-102`` are one id);
+    a file name or path read (``CUST-104_A-101.png``) holds the ids between its separators."""
     known = {
         folded(token) for token in _ID.findall(question[:MAX_CHARS] + "\n" + seen[-MAX_SEEN_CHARS:])
     }
