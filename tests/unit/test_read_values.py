@@ -88,6 +88,8 @@ def test_unread_ids_are_the_answers_ids_no_result_holds() -> None:
     # the ids between its separators
     assert unread_ids("Sheet fp 101 and fp-101 of grb104 for CO-7", "CO-7?", read) == []
     assert unread_ids("GRB-104_FP-101.png, FP-101/GRB-104", "", read) == []
+    # an id read with a space in it is the same id written with a hyphen
+    assert unread_ids("RFI-101-014 and RFI-101-015", "", "answered RFI 101-014") == ["RFI-101-015"]
     # dates, amounts, plain words and numbers are not ids
     assert unread_ids("On 2025-10-17, $12,500, 10mg, 14 sheets, rev 3.", "", read) == []
     # an id is not read because a longer id that starts with it was

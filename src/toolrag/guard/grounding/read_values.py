@@ -150,11 +150,17 @@ def unread_ids(answer: str, question: str, seen: str) -> list[str]:
     """The ids and codes in ``answer`` (``code_like``: A-102, TKT-101-015, INV-2291) that
     neither the question nor what the run read (``seen``) holds: a small model that read a
     list of one drawing answers with three, the two it made up in the pattern of the first.
-    Ids compare by their letters and digits (``A 102``, ``a-102`` and ``A-102`` are one id);
-    a file name or path read (``CUST-104_A-101.png``) holds the ids between its separators."""
-    known = {
-        folded(token) for token in _ID.findall(question[:MAX_CHARS] + "\n" + seen[-MAX_SEEN_CHARS:])
-    }
+    Ids compare by their letters and digits (``a-102`` and ``A-102`` are one id, and so is
+    ``A 102`` read: two runs one space apart are read as one id too); a file name or path read
+    (``CUST-104_A-101.png``) holds the ids between its separators."""
+    text = question[:MAX_CHARS] + "\n" + seen[-MAX_SEEN_CHARS:]
+    known: set[str] = set()
+    last: re.Match[str] | None = None
+    for match in _ID.finditer(text):
+        known.add(folded(match.group()))
+        if last is not None and match.start() == last.end() + 1 and text[last.end()] == " ":
+            known.add(folded(last.group() + match.group()))  # "TKT 101-015" read as one id
+        last = match
     unread: list[str] = []
     for token in _ID.findall(answer[:MAX_CHARS]):
         if code_like(token) and folded(token) not in known and token not in unread:
