@@ -111,7 +111,7 @@ def test_a_code_read_in_an_earlier_result_or_a_described_pair_is_used_as_given(
     assert [s.success for s in answer.trace] == [True, True]  # GRB-109 came from list_projects
     # the parameter's description pairs GRB-101 with "Riverside Medical Office Building"
     tb = rest_toolbox(
-        [react("list_inspections", {"project": "GRB-101"}), final("INSP-109-02 failed.")]
+        [react("list_inspections", {"project": "GRB-101"}), final("It has had inspections.")]
     )
     riverside = tb.ask("Which inspections has the Riverside Medical Office Building had?")
     assert riverside.trace[0].success and riverside.trace[0].ran_with is None

@@ -336,7 +336,10 @@ def test_filters_copied_from_a_shown_example_are_left_out(
     ]
     routed, agent = answer.trace
     assert routed.arguments == {} and routed.success
-    assert routed.ran_with == {"project": "GRB-107"}  # the filter the question names, added
+    # the filters the question names, added: the project by its name, the result by the gloss
+    # its description gives "scheduled" ("on the calendar, not held yet")
+    named = {"project": "GRB-107", "result": "scheduled"}
+    assert routed.ran_with == named
     assert agent.arguments == {**copied, "project": "GRB-107"}
-    assert agent.ran_with == {"project": "GRB-107"}  # the project is the question's own
+    assert agent.ran_with == named  # the project is the question's own
     assert "Left out: list_inspections.result: 'failed'" in agent.observation
