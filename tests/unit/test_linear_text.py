@@ -41,10 +41,15 @@ from toolrag.cards.synthetic import parse_requests
 from toolrag.content.aliases import KeywordValues
 from toolrag.content.index import headings
 from toolrag.guard.grounding.decision import RouteDecision, ToolCallSpec
-from toolrag.guard.grounding.filters import FilterValues, Vocabulary, complete_filters
+from toolrag.guard.grounding.filters import (
+    FilterValues,
+    Vocabulary,
+    complete_filters,
+    described_values,
+)
 from toolrag.guard.grounding.names import code_like, given_values, masked
 from toolrag.guard.grounding.periods import question_period
-from toolrag.guard.grounding.read_values import unread_values
+from toolrag.guard.grounding.read_values import unread_ids, unread_values
 from toolrag.guard.grounding.timewords import iso_dates, mentions_time
 from toolrag.guard.grounding.values import (
     embedded_codes,
@@ -192,6 +197,8 @@ FINDERS: dict[str, Callable[[str], object]] = {
     "filters.named_in": lambda t: FilterValues.of({"GRB-107": ["Summit Ridge Hotel"]}).named_in(t),
     "filters.mentioned_in": lambda t: FilterValues.of(["complete", "late"]).mentioned_in(t),
     "filters.complete_filters": lambda t: complete_filters(t, "search", SCHEMA, {}, VOCABULARY),
+    "read_values.unread_ids": lambda t: unread_ids(t, t, t),
+    "filters.described_values": lambda t: described_values(["a", "A1", "x"], t),
     "read_values.unread_values": lambda t: unread_values(
         {"total": 123456.0, "day": "2025-01-31", "amount": "1,234,567"}, t, t
     ),
@@ -216,6 +223,8 @@ FINDERS: dict[str, Callable[[str], object]] = {
 # answer, a document.
 UNCUT = [
     "text.squashed",
+    "read_values.unread_ids",
+    "filters.described_values",
     "intent.action_verbs",
     "prerequisites.name_words",
     "prerequisites.requirements",
