@@ -84,6 +84,14 @@ class Settings(BaseSettings):
         "whose prompt opens like an earlier one's (the router's, the agent's) reads only what "
         "differs; 0 keeps only the last prompt.",
     )
+    local_draft_tokens: int = Field(
+        4,
+        ge=0,
+        le=16,
+        description="Local model: tokens drafted before each written token from where the "
+        "last ones occur earlier in the prompt or the reply (prompt lookup decoding), checked "
+        "with the written token in one pass; 0 writes one token at a time.",
+    )
     llm_timeout_s: float = Field(120.0, gt=0, description="Timeout of one remote LLM request.")
     tool_result_role: Literal["tool", "user"] = Field(
         "tool",

@@ -6,6 +6,7 @@ question, SQL over Chinook, and a user's own collections."""
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import pytest
 
@@ -214,3 +215,31 @@ def test_a_held_action_ends_at_its_input() -> None:
     arguments = json.loads(reply.text.split("Action Input:", 1)[1])
     assert set(arguments) <= {"query", "project", "discipline", "start_date", "end_date"}
     assert reply.raw["usage"]["completion_tokens"] < llm.metadata.num_output, reply.text
+
+
+def test_a_reply_that_copies_its_prompt_keeps_drafted_tokens() -> None:
+    """The local model drafts tokens from the prompt (``prompt_lookup``, on by default) and
+    checks them with the written token in one evaluation: a reply that copies from its prompt
+    takes fewer evaluations than it has tokens, and copies what it was given. (Not compared
+    token for token with a reply written without drafts: a batch's kernels round otherwise than
+    one token's, and near-ties can go the other way, decision 0065.)"""
+    from toolrag.models import make_llm
+
+    llm: Any = make_llm(Settings(llm_provider="local"))
+    counts = llm.draft_counts
+    assert counts is not None, "prompt lookup drafts are on by default"
+    prompt = (
+        'Results: [{"sheet": "S-201", "title": "Second Floor Framing Plan", '
+        '"revised": "2026-02-14"}, {"sheet": "S-305", "title": "Roof Framing '
+        'Details", "revised": "2026-03-02"}]\nList each sheet with its title and its '
+        "revision date, one per line."
+    )
+    with llm.without_drafts():
+        alone = llm.complete(prompt)
+    evaluations, drafted = counts.evaluations, counts.drafted
+    reply = llm.complete(prompt)
+    written = reply.raw["usage"]["completion_tokens"]
+    assert counts.drafted > drafted
+    assert counts.evaluations - evaluations < written, (counts, written)
+    for text in (alone.text, reply.text):
+        assert "S-305" in text and "Roof Framing Details" in text and "2026-03-02" in text, text

@@ -125,6 +125,7 @@ def make_llm(settings: Settings, scripted_turns: Sequence[Any] | None = None) ->
             settings.llm_threads,
             settings.max_tokens,
             settings.local_prompt_states_mb,
+            settings.local_draft_tokens,
         )
     raise ConfigError(
         f"Unknown llm_provider {provider!r}.",
@@ -161,9 +162,12 @@ def _read_turns(path: Path, allow_calls: bool = False) -> list[Any]:
 
 
 @lru_cache(maxsize=2)
-def _local_llm(path: str, n_ctx: int, threads: int, max_tokens: int, states_mb: int) -> LLM:
+def _local_llm(
+    path: str, n_ctx: int, threads: int, max_tokens: int, states_mb: int, draft_tokens: int
+) -> LLM:
     """Load the GGUF once per process: loading costs seconds and ~2 GB of RAM. ``states_mb``:
-    megabytes of earlier prompts' model states kept (``local_llm.PromptStates``)."""
+    megabytes of earlier prompts' model states kept (``local_llm.PromptStates``);
+    ``draft_tokens``: prompt lookup drafts (``prompt_lookup``)."""
     try:
         from toolrag.models.local_llm import LocalLlamaCPP
     except ImportError as exc:  # pragma: no cover - depends on the install
@@ -182,4 +186,5 @@ def _local_llm(path: str, n_ctx: int, threads: int, max_tokens: int, states_mb: 
         completion_to_prompt=chatml_completion_to_prompt,
         verbose=False,
         prompt_states_bytes=states_mb << 20,
+        draft_tokens=draft_tokens,
     )

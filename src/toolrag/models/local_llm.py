@@ -45,6 +45,7 @@ from llama_index.llms.llama_cpp import LlamaCPP
 from pydantic import PrivateAttr
 
 from .grammar_first import GreedyFirstCounts, full_grammar_check, greedy_first
+from .prompt_lookup import DraftCounts, draft_from_prompt
 
 __all__ = ["LocalLlamaCPP", "PromptStates", "amx_build", "reused_prefix", "shared_prefix"]
 
@@ -220,7 +221,9 @@ class LocalLlamaCPP(LlamaCPP):
     (``raw["usage"]["prompt_tokens_details"]["cached_tokens"]``, OpenAI's field), so the
     local path reports cache reuse as a server does. ``chat`` goes through ``complete``.
     ``prompt_states_bytes`` > 0 keeps earlier prompts' states (:class:`PromptStates`).
-    Greedy completions under a grammar check the greedy token first (:func:`greedy_first`)."""
+    Greedy completions under a grammar check the greedy token first (:func:`greedy_first`).
+    ``draft_tokens`` > 0 drafts that many tokens from the prompt before each written token
+    (:mod:`toolrag.models.prompt_lookup`)."""
 
     # one completion at a time: llama.cpp's context is not thread-safe, and the router runs in
     # a worker thread while the agent completes on the event loop's
@@ -229,9 +232,14 @@ class LocalLlamaCPP(LlamaCPP):
     takes_grammar: ClassVar[bool] = True
     # greedy completions under a grammar test the greedy token first (``grammar_first``)
     _grammar_counts: GreedyFirstCounts = PrivateAttr(default_factory=GreedyFirstCounts)
+    _draft_counts: DraftCounts | None = PrivateAttr(default=None)
 
     def __init__(
-        self, *args: Any, prompt_states_bytes: int = PROMPT_STATES_BYTES, **kw: Any
+        self,
+        *args: Any,
+        prompt_states_bytes: int = PROMPT_STATES_BYTES,
+        draft_tokens: int = 0,
+        **kw: Any,
     ) -> None:
         guard: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
         if amx_build():
@@ -245,6 +253,25 @@ class LocalLlamaCPP(LlamaCPP):
         if prompt_states_bytes > 0:  # reached as the model's cache (``reused_prefix``)
             keep_prompt_states(self._model, prompt_states_bytes)
         self._grammar_counts = greedy_first(self._model)
+        if draft_tokens > 0:
+            self._draft_counts = draft_from_prompt(self._model, draft_tokens).counts
+
+    @property
+    def draft_counts(self) -> DraftCounts | None:
+        """Lookups and drafted tokens of prompt lookup decoding; None when it is off."""
+        return self._draft_counts
+
+    @contextlib.contextmanager
+    def without_drafts(self) -> Iterator[None]:
+        """Inside, completions write one token at a time (the baseline drafts are compared
+        against); the draft model is put back after."""
+        with self._lock:
+            held = self._model.draft_model
+            self._model.draft_model = None
+            try:
+                yield
+            finally:
+                self._model.draft_model = held
 
     @property
     def grammar_counts(self) -> GreedyFirstCounts:
