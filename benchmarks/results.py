@@ -8,6 +8,8 @@ import datetime
 import json
 import os
 import platform
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -84,6 +86,22 @@ def _main() -> str | None:
     return name.removeprefix("benchmarks.") if name.startswith("benchmarks.") else None
 
 
+# a URL's "user:password@" (linear: a match starts at "//" and stops at the next "/" or "@")
+_USERINFO = re.compile(r"//[^/@\s]+@")
+
+
+def _settings_env() -> list[str]:
+    """The ``TOOLRAG_*`` settings the run's environment set (``NAME=value``, sorted), so the
+    command reproduces it. Names with a secret's word in them (``_KEY``, ``_TOKEN``,
+    ``_PASSWORD``) are left out, and a URL's user and password are masked."""
+    secret = {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"}
+    return [
+        f"{k}={shlex.quote(_USERINFO.sub('//***@', v))}"
+        for k, v in sorted(os.environ.items())
+        if k.startswith("TOOLRAG_") and not secret & set(k.split("_"))
+    ]
+
+
 def write_result(
     name: str,
     figures: dict[str, Any],
@@ -105,7 +123,9 @@ def write_result(
     record |= {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
-        "command": " ".join(["python", "-m", f"benchmarks.{module or _main() or name}", *args]),
+        "command": " ".join(
+            [*_settings_env(), "python", "-m", f"benchmarks.{module or _main() or name}", *args]
+        ),
         "seconds": round(time.perf_counter() - _STARTED if seconds is None else seconds, 1),
         "figures": figures,
     }

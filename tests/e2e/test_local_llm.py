@@ -218,26 +218,31 @@ def test_a_held_action_ends_at_its_input() -> None:
 
 
 def test_a_reply_that_copies_its_prompt_keeps_drafted_tokens() -> None:
-    """The local model drafts tokens from the prompt (``prompt_lookup``, on by default) and
-    checks them with the written token in one evaluation: a reply that copies from its prompt
-    takes fewer evaluations than it has tokens, and copies what it was given. (Not compared
-    token for token with a reply written without drafts: a batch's kernels round otherwise than
-    one token's, and near-ties can go the other way, decision 0065.)"""
+    """With ``local_draft_tokens`` > 0 the local model drafts tokens from the prompt
+    (``prompt_lookup``) and checks them with the written token in one evaluation: a reply that
+    copies from its prompt takes fewer evaluations than it has tokens, and copies what it was
+    given. (Not compared token for token with a reply written without drafts: a batch's kernels
+    round otherwise than one token's, and near-ties can go the other way, decision 0065.)"""
     from toolrag.models import make_llm
+    from toolrag.models.prompt_lookup import draft_from_prompt
 
     llm: Any = make_llm(Settings(llm_provider="local"))
-    counts = llm.draft_counts
-    assert counts is not None, "prompt lookup drafts are on by default"
+    assert llm.draft_counts is None, "drafts are off by default"
+    # what LocalLlamaCPP(draft_tokens=4) installs, on the model the other tests share
+    counts = draft_from_prompt(llm._model, 4).counts
     prompt = (
         'Results: [{"sheet": "S-201", "title": "Second Floor Framing Plan", '
         '"revised": "2026-02-14"}, {"sheet": "S-305", "title": "Roof Framing '
         'Details", "revised": "2026-03-02"}]\nList each sheet with its title and its '
         "revision date, one per line."
     )
-    with llm.without_drafts():
-        alone = llm.complete(prompt)
-    evaluations, drafted = counts.evaluations, counts.drafted
-    reply = llm.complete(prompt)
+    try:
+        with llm.without_drafts():
+            alone = llm.complete(prompt)
+        evaluations, drafted = counts.evaluations, counts.drafted
+        reply = llm.complete(prompt)
+    finally:
+        llm._model.draft_model = None  # the model is shared: back to one token at a time
     written = reply.raw["usage"]["completion_tokens"]
     assert counts.drafted > drafted
     assert counts.evaluations - evaluations < written, (counts, written)

@@ -116,6 +116,6 @@ def draft_from_prompt(model: Llama, tokens: int = DRAFT_TOKENS) -> PromptLookup:
             model.n_tokens += len(batch)
             model._requires_eval = False
 
-    model.eval = evaluate  # type: ignore[method-assign]
+    model.eval = evaluate  # type: ignore[method-assign,assignment]
     model.draft_model = lookup
     return lookup
