@@ -126,6 +126,7 @@ def make_llm(settings: Settings, scripted_turns: Sequence[Any] | None = None) ->
             settings.max_tokens,
             settings.local_prompt_states_mb,
             settings.local_draft_tokens,
+            settings.local_repacked_weights,
         )
     raise ConfigError(
         f"Unknown llm_provider {provider!r}.",
@@ -163,11 +164,18 @@ def _read_turns(path: Path, allow_calls: bool = False) -> list[Any]:
 
 @lru_cache(maxsize=2)
 def _local_llm(
-    path: str, n_ctx: int, threads: int, max_tokens: int, states_mb: int, draft_tokens: int
+    path: str,
+    n_ctx: int,
+    threads: int,
+    max_tokens: int,
+    states_mb: int,
+    draft_tokens: int,
+    repacked: bool,
 ) -> LLM:
     """Load the GGUF once per process: loading costs seconds and ~2 GB of RAM. ``states_mb``:
     megabytes of earlier prompts' model states kept (``local_llm.PromptStates``);
-    ``draft_tokens``: prompt lookup drafts (``prompt_lookup``)."""
+    ``draft_tokens``: prompt lookup drafts (``prompt_lookup``); ``repacked``: llama.cpp may
+    repack the weights for this CPU (its extra buffer types)."""
     try:
         from toolrag.models.local_llm import LocalLlamaCPP
     except ImportError as exc:  # pragma: no cover - depends on the install
@@ -187,4 +195,5 @@ def _local_llm(
         verbose=False,
         prompt_states_bytes=states_mb << 20,
         draft_tokens=draft_tokens,
+        repacked_weights=repacked,
     )

@@ -223,7 +223,9 @@ class LocalLlamaCPP(LlamaCPP):
     ``prompt_states_bytes`` > 0 keeps earlier prompts' states (:class:`PromptStates`).
     Greedy completions under a grammar check the greedy token first (:func:`greedy_first`).
     ``draft_tokens`` > 0 drafts that many tokens from the prompt before each written token
-    (:mod:`toolrag.models.prompt_lookup`)."""
+    (:mod:`toolrag.models.prompt_lookup`). ``repacked_weights=False`` loads the weights
+    without llama.cpp's extra buffer types (no repacked layouts), as an AMX build always
+    does."""
 
     # one completion at a time: llama.cpp's context is not thread-safe, and the router runs in
     # a worker thread while the agent completes on the event loop's
@@ -239,10 +241,13 @@ class LocalLlamaCPP(LlamaCPP):
         *args: Any,
         prompt_states_bytes: int = PROMPT_STATES_BYTES,
         draft_tokens: int = 0,
+        repacked_weights: bool = True,
         **kw: Any,
     ) -> None:
         guard: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
-        if amx_build():
+        if not repacked_weights:
+            guard = _without_extra_buffers()
+        elif amx_build():
             log.warning(
                 "llama.cpp was built with AMX kernels, which crash on some CPUs: loading the "
                 "model without them (slower); scripts/llama_build.sh builds without AMX"
