@@ -12,6 +12,9 @@ From the two rates it works out the seconds of a question of two model calls (ro
 answer) for a number of new prompt tokens, and the new prompt tokens a question may take to
 answer in 20 s (issue 49's median target) with ``--reply-tokens`` written in all.
 
+Also measured in the same run: the model loaded with its weights not repacked for this CPU's
+matrix kernels (``local_repacked_weights=False``), and the ratio of its rates to the default's.
+
     .venv/bin/python -m benchmarks.model_speed [--repeats 3]
 """
 
@@ -25,7 +28,7 @@ from typing import Any
 
 from benchmarks.results import write_result
 from toolrag import Settings
-from toolrag.models import require_model
+from toolrag.models import make_llm, require_model
 
 ROOT = Path(__file__).resolve().parents[1]
 LENGTHS = (250, 500, 1000, 2000)
@@ -47,20 +50,19 @@ def _read_rate(llm: Any, tokens: list[int], repeats: int) -> float:
     return statistics.median(times)
 
 
-def measure(threads: int, repeats: int, reply: int) -> dict[str, Any]:
-    """Prompt-reading seconds per length and the writing rate with ``threads`` threads."""
-    from llama_cpp import Llama
-
-    settings = Settings()
-    path = require_model(settings.model_dir)
-    llm = Llama(
-        model_path=str(path),
-        n_ctx=4096,
-        n_threads=threads,
-        n_threads_batch=threads,
-        n_batch=256,
-        verbose=False,
+def measure(threads: int, repeats: int, reply: int, repacked: bool = True) -> dict[str, Any]:
+    """Prompt-reading seconds per length and the writing rate with ``threads`` threads, the
+    model loaded as toolrag loads it (``make_llm``), its weights repacked for this CPU's
+    kernels or not (``local_repacked_weights``)."""
+    settings = Settings(
+        llm_provider="local",
+        llm_threads=threads,
+        context_window=4096,
+        local_prompt_states_mb=0,  # each read starts from an empty cache
+        local_draft_tokens=0,
+        local_repacked_weights=repacked,
     )
+    llm: Any = make_llm(settings)._model  # type: ignore[attr-defined]  # the llama_cpp.Llama
     tokens = llm.tokenize(_text().encode())
     read = {n: _read_rate(llm, tokens[:n], repeats) for n in LENGTHS}
     llm.reset()
@@ -75,6 +77,7 @@ def measure(threads: int, repeats: int, reply: int) -> dict[str, Any]:
     longest = LENGTHS[-1]
     return {
         "threads": threads,
+        "repacked_weights": repacked,
         "read_seconds": {str(n): round(s, 3) for n, s in read.items()},
         "read_tokens_per_second": round(longest / read[longest], 1),
         "written_tokens": written,
@@ -93,6 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     threads = Settings().llm_threads
     ours = measure(threads, args.repeats, args.reply)
     half = measure(max(1, threads // 2), args.repeats, args.reply) if threads > 1 else None
+    unpacked = measure(threads, args.repeats, args.reply, repacked=False)
     read, write = ours["read_tokens_per_second"], ours["write_tokens_per_second"]
     budget = (20.0 - args.reply_tokens / write) * read
     question = {
@@ -103,6 +107,11 @@ def main(argv: list[str] | None = None) -> None:
         "model": Path(require_model(Settings().model_dir)).name,
         "toolrag": ours,
         "baseline_half_threads": half,
+        "weights_not_repacked": unpacked,
+        "not_repacked_vs_repacked": {
+            "read": round(unpacked["read_tokens_per_second"] / read, 3),
+            "write": round(unpacked["write_tokens_per_second"] / write, 3),
+        },
         "reply_tokens_per_question": args.reply_tokens,
         "seconds_per_question_by_new_prompt_tokens": question,
         "new_prompt_tokens_for_20s": int(budget),
@@ -111,6 +120,10 @@ def main(argv: list[str] | None = None) -> None:
     if half:
         print(f"baseline, {half['threads']} thread(s): read {half['read_tokens_per_second']}/s")
     print(f"a question answered in 20 s reads at most {int(budget)} new prompt tokens")
+    print(
+        f"weights not repacked: read {unpacked['read_tokens_per_second']}/s, "
+        f"write {unpacked['write_tokens_per_second']}/s"
+    )
     write_result("model_speed", figures)
 
 
