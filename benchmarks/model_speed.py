@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--reply-tokens", type=int, default=100, help="Tokens a question's two calls write."
     )
+    parser.add_argument("--name", default="model_speed", help="Result file name.")
     args = parser.parse_args(argv)
     threads = Settings().llm_threads
     ours = measure(threads, args.repeats, args.reply)
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
         f"weights not repacked: read {unpacked['read_tokens_per_second']}/s, "
         f"write {unpacked['write_tokens_per_second']}/s"
     )
-    write_result("model_speed", figures)
+    write_result(args.name, figures, module="model_speed")
 
 
 if __name__ == "__main__":
