@@ -248,3 +248,15 @@ def test_a_reply_that_copies_its_prompt_keeps_drafted_tokens() -> None:
     assert counts.evaluations - evaluations < written, (counts, written)
     for text in (alone.text, reply.text):
         assert "S-305" in text and "Roof Framing Details" in text and "2026-03-02" in text, text
+
+
+def test_weights_loaded_as_stored_still_answer() -> None:
+    """``local_repacked_weights=False`` loads the local model without llama.cpp's repacked
+    weight layouts (decision 0066): another load of the same GGUF, which still writes."""
+    from toolrag.models import make_llm
+
+    llm: Any = make_llm(
+        Settings(llm_provider="local", local_repacked_weights=False, context_window=4096)
+    )
+    reply = llm.complete("Reply with the one word: hello")
+    assert "hello" in reply.text.lower(), reply.text
