@@ -5,6 +5,7 @@ log and redaction. Plain functions as tools; no LLM."""
 from __future__ import annotations
 
 import contextvars
+import multiprocessing
 import subprocess
 import sys
 import threading
@@ -396,3 +397,23 @@ def test_the_terminal_prompt_says_no_without_a_terminal(
     assert prompt_approval(request) is True
     monkeypatch.setattr("sys.stdin", Tty("\n"))
     assert prompt_approval(request) is False  # the default is no
+
+
+def _open_store_at(path: str, start_at: float) -> None:
+    while time.time() < start_at:
+        pass
+    IdempotencyStore(Path(path)).close()
+
+
+def test_processes_opening_a_new_store_together_all_open_it(tmp_path: Path) -> None:
+    # SQLite refuses a journal-mode switch at once ("database is locked", no busy wait) while
+    # another process switches the same new file: about two rounds in five failed before
+    ctx = multiprocessing.get_context("fork")
+    for round_ in range(10):
+        path, start_at = str(tmp_path / f"idem-{round_}.sqlite"), time.time() + 0.2
+        procs = [ctx.Process(target=_open_store_at, args=(path, start_at)) for _ in range(3)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join(timeout=60)
+        assert [proc.exitcode for proc in procs] == [0, 0, 0], f"round {round_}"

@@ -8,7 +8,6 @@ latency per tool.
 from __future__ import annotations
 
 import json
-import sqlite3
 import statistics
 import threading
 import time
@@ -18,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from toolrag.guard.redact import redact
+from toolrag.guard.sqlite_wal import connect_wal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
@@ -66,20 +66,12 @@ class ToolStats(BaseModel):
     p95_ms: float
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA busy_timeout=30000")
-    return conn
-
-
 class AuditLog:
     """Append-only audit records in a SQLite file (safe across threads and processes)."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._conn = _connect(self.path)
+        self._conn = connect_wal(self.path)
         self._conn.execute(_SCHEMA)
         self._lock = threading.Lock()
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from toolrag.guard.sqlite_wal import connect_wal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS idempotency (
@@ -55,12 +56,7 @@ class IdempotencyStore:
 
     def __init__(self, path: Path, poll_s: float = 0.02) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(
-            self.path, timeout=30, check_same_thread=False, isolation_level=None
-        )
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA busy_timeout=30000")
+        self._conn = connect_wal(self.path)
         self._conn.execute(_SCHEMA)
         self._lock = threading.Lock()
         self.poll_s = poll_s
