@@ -505,30 +505,35 @@ def _link(value: str, name: str) -> str:
 
 
 def _held_rows(by_name: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
-    """The held-out pool and corpus of ``retrieval_all``: sets nothing was tuned on. A set that
-    a later file runs as a development set (held out once, tuned on since) is left out."""
+    """The held-out pool and corpus of ``retrieval_all``: sets nothing was tuned on, each from
+    the newest file that runs it. A set that a later file runs as a development set (held out
+    once, tuned on since) is left out."""
     rows: list[tuple[str, str, str]] = []
     files = sorted(n for n in by_name if n.startswith("retrieval_all"))
     developed = {
         f.name for n in files for f in _retrieval_sets(by_name[n]["figures"]) if not f.held
     }
+    newest: dict[str, tuple[str, str, Any]] = {}  # set: (date, file, its figures)
     for name in files:
         for f in _retrieval_sets(by_name[name]["figures"]):
-            if not f.held or f.name in developed:
-                continue
-            if f.kind == "tools":
-                what = f"tool retrieval, held-out pool ({f.name}, {f.n_items:,} tools"
-                ours, plain = "best, no written requests", "plain ObjectIndex"
-            else:
-                what = f"document retrieval, held-out corpus ({f.name}, {f.n_items:,} docs"
-                ours, plain = "default hybrid", "plain VectorStoreIndex"
-            rows.append((
-                f"{what}, {f.n_queries} questions): {f.metric}",
-                _link(f"{f.toolrag:.3f}", name) + f" ({ours})",
-                _link(f"{f.plain:.3f}", name) + f" ({plain}); "
-                + _link(f"{f.bm25:.3f}", name) + " (BM25); "
-                + _link(f"{f.dense:.3f}", name) + " (dense)",
-            ))  # fmt: skip
+            if f.held and f.name not in developed:
+                date = str(by_name[name].get("date", ""))
+                if f.name not in newest or date > newest[f.name][0]:
+                    newest[f.name] = (date, name, f)
+    for _, name, f in newest.values():
+        if f.kind == "tools":
+            what = f"tool retrieval, held-out pool ({f.name}, {f.n_items:,} tools"
+            ours, plain = "best, no written requests", "plain ObjectIndex"
+        else:
+            what = f"document retrieval, held-out corpus ({f.name}, {f.n_items:,} docs"
+            ours, plain = "default hybrid", "plain VectorStoreIndex"
+        rows.append((
+            f"{what}, {f.n_queries} questions): {f.metric}",
+            _link(f"{f.toolrag:.3f}", name) + f" ({ours})",
+            _link(f"{f.plain:.3f}", name) + f" ({plain}); "
+            + _link(f"{f.bm25:.3f}", name) + " (BM25); "
+            + _link(f"{f.dense:.3f}", name) + " (dense)",
+        ))  # fmt: skip
     return rows
 
 
