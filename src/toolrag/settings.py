@@ -260,6 +260,13 @@ class Settings(BaseSettings):
         "llama.cpp grammar, or the server's JSON schema). false: only the decision's shape is "
         "held, and wrong calls are found after the reply (a repair round).",
     )
+    router_tool_order: Literal["cache", "relevance"] = Field(
+        "cache",
+        description="The order of the offered tools in the router's prompt. cache: longest "
+        "block first, then by name, so that questions offered the same tools share the prompt's "
+        "opening and the model server reads it once (docs/routing.md). relevance: as the tool "
+        "search ranked them.",
+    )
     react_step_grammar: bool = Field(
         True,
         description="On the local model, hold each ReAct reply to its form (a llama.cpp "

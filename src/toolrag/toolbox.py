@@ -722,6 +722,7 @@ class Toolbox:
             k_examples=self.settings.router_examples,
             vocabulary=self.guard.vocabulary,
             tool_grammar=self.settings.router_tool_grammar,
+            tool_order=self.settings.router_tool_order,
         )
 
     async def aroute(

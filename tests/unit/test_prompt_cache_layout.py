@@ -23,6 +23,7 @@ from toolrag.models.local_llm import (
     shared_prefix,
 )
 from toolrag.models.usage import cached_tokens
+from toolrag.routing.router import Router
 
 
 def search_documents(query: str) -> str:
@@ -199,3 +200,35 @@ def test_models_loaded_without_extra_buffers_get_the_flag_and_the_default_comes_
         assert llama_cpp.llama_cpp.llama_model_default_params().use_extra_bufts is False
     assert llama_cpp.llama_cpp.llama_model_default_params is default
     assert default().use_extra_bufts is True
+
+
+def run_sql(sql: str, limit: int = 50) -> str:
+    """Run one read-only SELECT on the database. Tables: projects(code, name, client, status,
+    contract_value, start_date, substantial_completion), invoices(invoice_no, project_code,
+    vendor_id, amount, status), vendors(vendor_id, name, trade, city). Args: sql: one SELECT.
+    limit: most rows to return."""
+    return sql
+
+
+def test_router_prompts_share_the_offered_tools_they_have_in_common() -> None:
+    # the search ranked the tools differently for each question; listed in one fixed order
+    # (longest block first), both prompts open with the long SQL tool's block
+    sql, docs, schedule, inspections = (
+        FunctionTool.from_defaults(f)
+        for f in (run_sql, search_documents, get_project_schedule, list_inspections)
+    )
+    router = Router(ScriptedLLM(turns=[]))
+    assert router.tool_order == "cache"
+    a = router.prompt("What is the LD rate?", [docs, sql, inspections], [])
+    b = router.prompt("When does GRB-107 finish?", [schedule, sql], [])
+    shared = common_prefix(a, b)
+    assert "- run_sql: " in shared and "limit (integer, optional)" in shared
+    assert a.index("- run_sql: ") < a.index("- search_documents: ") < a.index("What is the LD")
+    for tools in ([docs, sql, inspections], [inspections, docs, sql]):
+        assert router.prompt("What is the LD rate?", tools, []) == a  # the search's order
+    # as the search ranked them: nothing past the instructions is shared
+    ranked = Router(ScriptedLLM(turns=[]), tool_order="relevance")
+    a = ranked.prompt("What is the LD rate?", [docs, sql, inspections], [])
+    b = ranked.prompt("When does GRB-107 finish?", [schedule, sql], [])
+    assert "run_sql" not in common_prefix(a, b)
+    assert a.index("- search_documents: ") < a.index("- run_sql: ")

@@ -216,3 +216,7 @@ def test_the_router_takes_its_settings(tmp_path: Path) -> None:
         Settings(router_examples=-1)
     assert toolbox().router().tool_grammar is True
     assert toolbox(router_tool_grammar=False).router().tool_grammar is False
+    assert toolbox().router().tool_order == "cache"
+    assert toolbox(router_tool_order="relevance").router().tool_order == "relevance"
+    with pytest.raises(ValueError, match="router_tool_order"):
+        Settings(router_tool_order="random")  # type: ignore[arg-type]

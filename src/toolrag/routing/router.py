@@ -61,6 +61,7 @@ from toolrag.text import bounded
 from toolrag.tools.prompting import NO_TOOL_FITS, describe_args, tool_schema
 
 ExampleMode = Literal["none", "static", "dynamic"]
+ToolOrder = Literal["cache", "relevance"]
 
 INSTRUCTIONS = (
     "You route a question to tools. Reply with one JSON object and nothing else:\n"
@@ -99,6 +100,20 @@ def _tool_block(tool: BaseTool) -> str:
     meta = tool.metadata
     schema = tool_schema(tool) or {}
     return f"- {meta.get_name()}: {meta.description.strip()}\n{describe_args(schema)}"
+
+
+def cache_order(tools: Sequence[BaseTool]) -> list[BaseTool]:
+    """The offered tools in the order the prompt lists them so that prompts share a prefix:
+    longest block first, then by name, whatever order the search found them in.
+
+    A model server re-reads a prompt only from the first token that differs from one it holds
+    (llama.cpp's KV cache and kept states, an OpenAI-compatible server's prompt cache). Listed
+    by relevance, the offered tools open the part of the prompt that changes, so every
+    question reads its tools again. In one fixed order, two questions that are offered the same
+    long tool (a SQL tool with its schema, a collection's search with its filters) share its
+    block, and the longest ones come first because they are the dearest to read again.
+    """
+    return sorted(tools, key=lambda t: (-len(_tool_block(t)), t.metadata.get_name()))
 
 
 def _valid_call(n: int, call: ToolCallSpec, tools: dict[str, BaseTool]) -> bool:
@@ -299,12 +314,16 @@ class Router:
         max_repairs: int = 1,
         vocabulary: Vocabulary | None = None,
         tool_grammar: bool = True,
+        tool_order: ToolOrder = "cache",
     ) -> None:
         """``vocabulary``: the known filter values and their names (the guard's), so that an
         id the question gives by name counts as given (:meth:`named_ids`). ``tool_grammar``:
         hold the reply to the offered tools' own schemas (:mod:`toolrag.routing.call_schema`);
-        False holds it only to the generic decision schema."""
+        False holds it only to the generic decision schema. ``tool_order``: ``cache`` lists the
+        offered tools in one fixed order (:func:`cache_order`), ``relevance`` as the search
+        ranked them."""
         self.tool_grammar = tool_grammar
+        self.tool_order: ToolOrder = tool_order
         self.llm = llm
         self.vocabulary = vocabulary
         self.examples = examples
@@ -357,8 +376,9 @@ class Router:
         # model writes its reply in the form of the nearest one
         blocks = sorted((_example_block(e, by_name) for e in examples), key=_is_reply)
         block = "\n".join(blocks)
+        listed = cache_order(tools) if self.tool_order == "cache" else tools
         return INSTRUCTIONS.format(
-            tools="\n".join(_tool_block(t) for t in tools),
+            tools="\n".join(_tool_block(t) for t in listed),
             examples=f"\nExamples:\n{block}\n" if block else "",
             question=question,
             parts=parts_block(question),
