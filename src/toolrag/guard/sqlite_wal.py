@@ -15,8 +15,8 @@ def connect_wal(path: Path, wait_s: float = 30.0) -> sqlite3.Connection:
     the switch is retried until ``wait_s`` has passed.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    # ``timeout`` is SQLite's busy timeout: other statements wait up to ``wait_s`` for a lock
     conn = sqlite3.connect(path, timeout=wait_s, check_same_thread=False, isolation_level=None)
-    conn.execute(f"PRAGMA busy_timeout={int(wait_s * 1000)}")
     deadline = time.monotonic() + wait_s
     delay = 0.005
     while True:

@@ -113,7 +113,16 @@ def cache_order(tools: Sequence[BaseTool]) -> list[BaseTool]:
     long tool (a SQL tool with its schema, a collection's search with its filters) share its
     block, and the longest ones come first because they are the dearest to read again.
     """
-    return sorted(tools, key=lambda t: (-len(_tool_block(t)), t.metadata.get_name()))
+    return [t for t, _ in _listed(tools, "cache")]
+
+
+def _listed(tools: Sequence[BaseTool], order: str) -> list[tuple[BaseTool, str]]:
+    """Each tool with its block, in ``order`` (``cache``: :func:`cache_order`; ``relevance``:
+    as given); each block is built once."""
+    pairs = [(t, _tool_block(t)) for t in tools]
+    if order == "cache":
+        pairs.sort(key=lambda p: (-len(p[1]), p[0].metadata.get_name()))
+    return pairs
 
 
 def _valid_call(n: int, call: ToolCallSpec, tools: dict[str, BaseTool]) -> bool:
@@ -376,9 +385,8 @@ class Router:
         # model writes its reply in the form of the nearest one
         blocks = sorted((_example_block(e, by_name) for e in examples), key=_is_reply)
         block = "\n".join(blocks)
-        listed = cache_order(tools) if self.tool_order == "cache" else tools
         return INSTRUCTIONS.format(
-            tools="\n".join(_tool_block(t) for t in listed),
+            tools="\n".join(b for _, b in _listed(tools, self.tool_order)),
             examples=f"\nExamples:\n{block}\n" if block else "",
             question=question,
             parts=parts_block(question),
