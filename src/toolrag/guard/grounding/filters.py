@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 
 from toolrag.guard.grounding.names import code_like
 from toolrag.guard.grounding.periods import MAX_CHARS, question_period
+from toolrag.guard.grounding.wildcards import wildcard_filters
 
 _START = re.compile(r"(?:^|_)(?:start|from|since|after|begin|min)(?:_|$)")
 _END = re.compile(r"(?:^|_)(?:end|to|until|before|max)(?:_|$)")
@@ -196,17 +197,29 @@ class Completion(BaseModel):
         description="The added filters the question names only by a gloss of their value "
         '("on the calendar" for scheduled), never by the value\'s own word.',
     )
+    dropped: dict[str, Any] = Field(
+        default_factory=dict,
+        description='The model\'s filters left out as words for "no filter" ("all", "any").',
+    )
 
     def note(self) -> str | None:
-        """What the result says about its filters when some were added (every filter it ran
-        with, the added ones marked), else None: a call that ran as written needs no note."""
-        if not self.added:
-            return None
-        parts = [
-            f"{k}={v!r}" + (" (added: the question names it)" if k in self.added else "")
-            for k, v in self.applied.items()
-        ]
-        return "Filters applied: " + ", ".join(parts) + "."
+        """What the result says about its filters when some were added or left out (every
+        filter it ran with, the added ones marked), else None: a call that ran as written needs
+        no note."""
+        notes = []
+        if self.dropped:
+            left_out = ", ".join(f"{k}={v!r}" for k, v in self.dropped.items())
+            notes.append(
+                f"Left out {left_out}: a word for every value, not a value to filter by, so "
+                "these results are not filtered by it."
+            )
+        if self.added:
+            parts = [
+                f"{k}={v!r}" + (" (added: the question names it)" if k in self.added else "")
+                for k, v in self.applied.items()
+            ]
+            notes.append("Filters applied: " + ", ".join(parts) + ".")
+        return " ".join(notes) or None
 
 
 def _missing(arguments: Mapping[str, Any], key: str) -> bool:
@@ -223,13 +236,21 @@ def complete_filters(
 ) -> Completion:
     """``arguments`` with every filter the question names and the model left out (see the
     module docstring)."""
-    args = dict(arguments)
+    known = (vocabulary or Vocabulary()).for_tool(tool, schema)
+    properties = (schema or {}).get("properties") or {}
+    taken = {
+        p: [a for aliases in v.values.values() for a in aliases]
+        + enum_values(properties.get(p) or {})
+        for p, v in known.items()
+    }
+    dropped = wildcard_filters(schema, arguments, taken)
+    args = {k: v for k, v in arguments.items() if k not in dropped}
     added: dict[str, Any] = {}
     applied: dict[str, Any] = {}
     glossed: list[str] = []
     if not question.strip():
-        return Completion(arguments=args)
-    for param, values in (vocabulary or Vocabulary()).for_tool(tool, schema).items():
+        return Completion(arguments=args, dropped=dropped)
+    for param, values in known.items():
         if _missing(args, param):
             named = values.named_in(question)
             if len(named) == 1 and set(values.mentioned_in(question)) <= set(named):
@@ -247,4 +268,6 @@ def complete_filters(
                 args[key] = added[key] = day.isoformat()
             if key and not _missing(args, key):
                 applied[key] = args[key] if isinstance(args[key], str) else str(args[key])
-    return Completion(arguments=args, added=added, applied=applied, glossed=glossed)
+    return Completion(
+        arguments=args, added=added, applied=applied, glossed=glossed, dropped=dropped
+    )

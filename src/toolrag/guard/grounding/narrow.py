@@ -1,6 +1,8 @@
 """A read call run with the filters the question names (:mod:`toolrag.guard.grounding.filters`).
 
-The call as completed runs through the guard as its own audited step. When filters were added,
+The call as completed runs through the guard as its own audited step; a filter the model wrote
+as a word for every value (``project="all"``) is left out of it
+(:mod:`toolrag.guard.grounding.wildcards`). When filters were added,
 its result says which filters were applied and which of them were added; when the added
 filters find nothing, the call runs once more as the model wrote it, so a filter read wrongly
 from the question costs a step, never the answer. The same holds when a filter added from a
@@ -53,17 +55,21 @@ async def call_with_named_filters(
         result = await guard.acall(name, arguments, run_id=run_id, step=step, approved=approved)
         return Narrowed(result, arguments)
     done = complete_filters(question, name, card.parameters, arguments, guard.vocabulary)
+    # a filter the model wrote as "all" or "any" is left out, also when the call runs as written
+    written = {k: v for k, v in arguments.items() if k not in done.dropped}
     result = await guard.acall(name, done.arguments, run_id=run_id, step=step, approved=approved)
     if done.added and result.empty:
-        plain = await guard.acall(name, arguments, run_id=run_id, step=step + 1)
+        plain = await guard.acall(name, written, run_id=run_id, step=step + 1)
         if plain.success and not plain.empty:
             added = ", ".join(f"{k}={v!r}" for k, v in done.added.items())
             return Narrowed(
-                focus_rows(question, plain).with_note(
+                focus_rows(question, plain)
+                .with_note(
                     f"With {added} (filters the question seems to name) nothing was found: "
                     f"these are the results of {name} as called."
-                ),
-                arguments,
+                )
+                .with_note(Completion(arguments=written, dropped=done.dropped).note()),
+                written,
                 steps=2,
             )
     worded = [
@@ -84,7 +90,9 @@ async def call_with_named_filters(
             # the filters it ran with, the dropped ones left out (not worked out again: the
             # question would name them again)
             applied = {k: v for k, v in done.applied.items() if k not in worded}
-            kept_note = Completion(arguments=plain_args, added=kept, applied=applied).note()
+            kept_note = Completion(
+                arguments=plain_args, added=kept, applied=applied, dropped=done.dropped
+            ).note()
             return Narrowed(
                 focus_rows(question, plain).with_note(note).with_note(kept_note),
                 plain_args,
