@@ -262,10 +262,10 @@ class Settings(BaseSettings):
     )
     router_tool_order: Literal["cache", "relevance"] = Field(
         "cache",
-        description="The order of the offered tools in the router's prompt. cache: longest "
-        "block first, then by name, so that questions offered the same tools share the prompt's "
-        "opening and the model server reads it once (docs/routing.md). relevance: as the tool "
-        "search ranked them.",
+        description="The order of the offered tools in the router's prompt and the ReAct "
+        "agent's. cache: longest block first, then by name, so that questions offered the same "
+        "tools share the prompt's opening and the model server reads it once (docs/routing.md). "
+        "relevance: as the tool search ranked them.",
     )
     react_step_grammar: bool = Field(
         True,

@@ -610,6 +610,7 @@ class Toolbox:
             tool_retriever=self.tool_retriever(run),
             kind=self._agent_kind,
             step_grammar=self.settings.react_step_grammar,
+            tool_order=self.settings.router_tool_order,
         )
         return await run_agent(
             agent,
@@ -644,6 +645,7 @@ class Toolbox:
             tool_retriever=retriever,
             kind=self._agent_kind,
             step_grammar=self.settings.react_step_grammar,
+            tool_order=self.settings.router_tool_order,
         )
         return await run_agent(
             agent,

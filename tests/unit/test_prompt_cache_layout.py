@@ -232,3 +232,24 @@ def test_router_prompts_share_the_offered_tools_they_have_in_common() -> None:
     b = ranked.prompt("When does GRB-107 finish?", [schedule, sql], [])
     assert "run_sql" not in common_prefix(a, b)
     assert a.index("- search_documents: ") < a.index("- run_sql: ")
+
+
+def test_react_prompts_list_the_tools_in_the_same_fixed_order() -> None:
+    # plain react mode: the retriever's ranking changes from question to question; the prompt
+    # lists the tools longest block first, so both questions share the SQL tool's block
+    sql, docs, schedule = (
+        FunctionTool.from_defaults(f) for f in (run_sql, search_documents, get_project_schedule)
+    )
+    a = prompt([docs, sql], "What is the LD rate?")
+    b = prompt([schedule, sql], "When does GRB-107 finish?")
+    shared = common_prefix(a, b)
+    assert "> Tool Name: run_sql" in shared
+    assert prompt([sql, docs], "What is the LD rate?") == a  # whatever the search's order
+    assert a.index("Tool Name: run_sql") < a.index("Tool Name: search_documents")
+    # as ranked, on request
+    agent = build_agent([docs, sql], ScriptedLLM(turns=[]), tool_order="relevance")
+    messages = agent.formatter.format(
+        [docs, sql], [ChatMessage(role=MessageRole.USER, content="What is the LD rate?")]
+    )
+    text = str(messages[0].content)
+    assert text.index("Tool Name: search_documents") < text.index("Tool Name: run_sql")

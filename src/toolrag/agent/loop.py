@@ -48,6 +48,7 @@ from toolrag.routing.router import question_parts
 from toolrag.text import MAX_QUERY_CHARS, bounded
 from toolrag.tools.prompting import (
     CompactReActFormatter,
+    ToolOrder,
     fence,
     prompt_budget,
     token_counter,
@@ -423,11 +424,13 @@ def build_agent(
     tool_retriever: ObjectRetriever[BaseTool] | None = None,
     kind: str = "react",
     step_grammar: bool = True,
+    tool_order: ToolOrder = "cache",
 ) -> BaseWorkflowAgent:
     """The stock workflow agent over fixed ``tools`` or a ``tool_retriever``: ``react`` (the
     ReActAgent, any LLM) or ``function`` (the FunctionAgent; the LLM must call functions).
     ``step_grammar``: on the local model, each ReAct reply is held to its form
-    (:mod:`toolrag.agent.step_grammar`)."""
+    (:mod:`toolrag.agent.step_grammar`). ``tool_order``: how the ReAct prompt lists the tools
+    (:func:`toolrag.tools.prompting.listed_tools`)."""
     common: dict[str, Any] = {
         "name": "toolrag",
         "description": "Answers questions with retrieved tools.",
@@ -450,7 +453,10 @@ def build_agent(
     if kind != "react":
         raise ConfigError(f"Unknown agent kind {kind!r}.", hint="Use react or function.")
     formatter = CompactReActFormatter(
-        system_header=REACT_HEADER, token_budget=prompt_budget(llm), count_tokens=token_counter(llm)
+        system_header=REACT_HEADER,
+        token_budget=prompt_budget(llm),
+        count_tokens=token_counter(llm),
+        tool_order=tool_order,
     )
     agent_class = StepGrammarReActAgent if step_grammar else ReActAgent
     return agent_class(**common, formatter=formatter, output_parser=ReActReplyParser())

@@ -248,7 +248,9 @@ async def ask_routed(
             sources += [s for s in result.sources if s not in sources]
             if remember is not None:
                 remember(call.tool)
-    agent = build_agent([], llm, tool_retriever=retriever, step_grammar=step_grammar)
+    agent = build_agent(
+        [], llm, tool_retriever=retriever, step_grammar=step_grammar, tool_order=router.tool_order
+    )
     if reasoning and isinstance(agent, ReActAgent):  # continue the router's conversation
         agent.formatter = RoutedReActFormatter(
             prefix=[

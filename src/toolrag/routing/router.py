@@ -58,10 +58,15 @@ from toolrag.routing.call_schema import decision_schema, ordered_arguments
 from toolrag.routing.examples import Example, ExampleStore
 from toolrag.routing.models import RouteDecision, RouteResult, ToolCallSpec
 from toolrag.text import bounded
-from toolrag.tools.prompting import NO_TOOL_FITS, describe_args, tool_schema
+from toolrag.tools.prompting import (
+    NO_TOOL_FITS,
+    ToolOrder,
+    describe_args,
+    listed_tools,
+    tool_schema,
+)
 
 ExampleMode = Literal["none", "static", "dynamic"]
-ToolOrder = Literal["cache", "relevance"]
 
 INSTRUCTIONS = (
     "You route a question to tools. Reply with one JSON object and nothing else:\n"
@@ -103,26 +108,9 @@ def _tool_block(tool: BaseTool) -> str:
 
 
 def cache_order(tools: Sequence[BaseTool]) -> list[BaseTool]:
-    """The offered tools in the order the prompt lists them so that prompts share a prefix:
-    longest block first, then by name, whatever order the search found them in.
-
-    A model server re-reads a prompt only from the first token that differs from one it holds
-    (llama.cpp's KV cache and kept states, an OpenAI-compatible server's prompt cache). Listed
-    by relevance, the offered tools open the part of the prompt that changes, so every
-    question reads its tools again. In one fixed order, two questions that are offered the same
-    long tool (a SQL tool with its schema, a collection's search with its filters) share its
-    block, and the longest ones come first because they are the dearest to read again.
-    """
-    return [t for t, _ in _listed(tools, "cache")]
-
-
-def _listed(tools: Sequence[BaseTool], order: str) -> list[tuple[BaseTool, str]]:
-    """Each tool with its block, in ``order`` (``cache``: :func:`cache_order`; ``relevance``:
-    as given); each block is built once."""
-    pairs = [(t, _tool_block(t)) for t in tools]
-    if order == "cache":
-        pairs.sort(key=lambda p: (-len(p[1]), p[0].metadata.get_name()))
-    return pairs
+    """The offered tools in the order the router's prompt lists them so that prompts share a
+    prefix: longest block first, then by name (:func:`toolrag.tools.prompting.listed_tools`)."""
+    return [t for t, _ in listed_tools(tools, _tool_block, "cache")]
 
 
 def _valid_call(n: int, call: ToolCallSpec, tools: dict[str, BaseTool]) -> bool:
@@ -386,7 +374,7 @@ class Router:
         blocks = sorted((_example_block(e, by_name) for e in examples), key=_is_reply)
         block = "\n".join(blocks)
         return INSTRUCTIONS.format(
-            tools="\n".join(b for _, b in _listed(tools, self.tool_order)),
+            tools="\n".join(b for _, b in listed_tools(tools, _tool_block, self.tool_order)),
             examples=f"\nExamples:\n{block}\n" if block else "",
             question=question,
             parts=parts_block(question),

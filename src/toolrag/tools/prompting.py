@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from llama_index.core.agent.react.formatter import ReActChatFormatter
 from llama_index.core.agent.react.types import BaseReasoningStep, ObservationReasoningStep
@@ -203,13 +203,37 @@ def _water_level(lengths: list[int], target: int) -> int:
     return max(max(lengths, default=0), MIN_OUTPUT_CHARS)
 
 
+ToolOrder = Literal["cache", "relevance"]
+
+
+def listed_tools(
+    tools: Sequence[BaseTool], block: Callable[[BaseTool], str], order: ToolOrder = "cache"
+) -> list[tuple[BaseTool, str]]:
+    """Each tool with its prompt block (``block(tool)``, built once), in the order a prompt
+    lists them: ``cache``, longest block first, then by name, whatever order the search found
+    them in; ``relevance``, as given.
+
+    A model server re-reads a prompt only from the first token that differs from one it holds
+    (llama.cpp's KV cache and kept states, an OpenAI-compatible server's prompt cache). Listed
+    by relevance, the offered tools open the part of the prompt that changes, so every
+    question reads its tools again. In one fixed order, two questions that are offered the same
+    long tool (a SQL tool with its schema, a collection's search with its filters) share its
+    block, and the longest ones come first because they are the dearest to read again.
+    """
+    pairs = [(t, block(t)) for t in tools]
+    if order == "cache":
+        pairs.sort(key=lambda p: (-len(p[1]), p[0].metadata.get_name()))
+    return pairs
+
+
 class CompactReActFormatter(ReActChatFormatter):
     """The stock ReAct formatter, with :func:`tool_description` blocks for the tools (and
-    :data:`NO_TOOLS_HEADER` for the whole system prompt when none was offered). With a
-    ``token_budget``, tool outputs are cut so the prompt fits the model's context
-    (:func:`fit_to_context`)."""
+    :data:`NO_TOOLS_HEADER` for the whole system prompt when none was offered), listed in
+    ``tool_order`` (:func:`listed_tools`). With a ``token_budget``, tool outputs are cut so the
+    prompt fits the model's context (:func:`fit_to_context`)."""
 
     token_budget: int | None = None
+    tool_order: ToolOrder = "cache"
     count_tokens: TokenCounter = Field(default=estimate_tokens, exclude=True)
 
     def fit(self, messages: list[ChatMessage]) -> list[ChatMessage]:
@@ -233,9 +257,10 @@ class CompactReActFormatter(ReActChatFormatter):
         chat_history: list[ChatMessage],
         current_reasoning: list[BaseReasoningStep] | None = None,
     ) -> list[ChatMessage]:
+        listed = listed_tools(tools, tool_description, self.tool_order)
         format_args = {
-            "tool_desc": "\n".join(tool_description(t) for t in tools),
-            "tool_names": ", ".join(t.metadata.get_name() for t in tools),
+            "tool_desc": "\n".join(b for _, b in listed),
+            "tool_names": ", ".join(t.metadata.get_name() for t, _ in listed),
         }
         if self.context:
             format_args["context"] = self.context
