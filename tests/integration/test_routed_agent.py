@@ -304,6 +304,24 @@ def test_the_answer_after_a_repeat_of_the_routers_call_is_kept(
     assert answer.loops_stopped == 1 and answer.answer == said
 
 
+def test_a_denial_of_the_repeated_calls_data_is_read_from_the_data(
+    toolbox_factory: Callable[..., Toolbox],
+) -> None:
+    """Asked to answer from the call it repeated, which found data, the model answers that
+    nothing was found: the answer is read from that data instead."""
+    decision = {"action": "call_tools",
+                "calls": [{"tool": SCHEDULE, "arguments": {"project": "GRB-107"}}]}  # fmt: skip
+    again = react(SCHEDULE, {"project": "GRB-107"}, thought="Let me look again.")
+    denial = "There is no substantial completion date in the schedule."
+    read = "Substantial completion of the Summit Ridge Hotel is planned for 2027-01-29."
+    tb = _routed(toolbox_factory([json.dumps(decision), again, final(denial), read]))
+    answer = tb.ask("When is substantial completion planned for the Summit Ridge Hotel?")
+    assert answer.loops_stopped == 1 and answer.answer == read
+    prompts = tb.llm.prompts  # type: ignore[attr-defined]
+    assert "got the same result, which holds data" in (prompts[2][-1].content or "")
+    assert "from this tool result only" in (prompts[3][-1].content or "")
+
+
 def test_filters_copied_from_a_shown_example_are_left_out(
     rest_toolbox: Callable[..., Toolbox],
 ) -> None:

@@ -36,6 +36,7 @@ from llama_index.core.workflow import Context
 from pydantic import BaseModel, Field, PrivateAttr
 from workflows.events import HumanResponseEvent, InputRequiredEvent
 
+from toolrag.agent.denial import says_nothing_found
 from toolrag.agent.reply_parser import ReActReplyParser
 from toolrag.agent.step_grammar import StepGrammarReActAgent
 from toolrag.errors import ConfigError, ContextOverflowError
@@ -201,7 +202,8 @@ LOOP_PROMPT = (
 )
 # The repeated call found data: the model most likely has its answer and does not see it.
 LOOP_DATA_PROMPT = (
-    "You called {tool} twice with the same arguments and got the same result: {observation}\n"
+    "You called {tool} twice with the same arguments and got the same result, which holds "
+    "data: {observation}\n"
     "Calling it again gives the same. If that result answers the question, answer now from "
     "it (Thought, then Answer); otherwise call another tool or change the arguments. The "
     "question: {question}"
@@ -800,9 +802,12 @@ async def run_agent(
             # an answer with such figures is read from the data instead. So is an answer
             # that still gives figures no result shows after it was asked to drop them (the
             # model wrote the made-up "$1,000,000" again): the read is kept only when every
-            # figure in it is the results', else the model's answer stays.
+            # figure in it is the results', else the model's answer stays. After a loop on a
+            # call that found data, an answer that says nothing was found denies that data
+            # (the model read "the same result twice" as "nothing"): it is read from the data.
+            denied = loop_found and says_nothing_found(text)
             if (figures_asked and len(unread) < len(figures_asked)) or (
-                (from_found or loop_found) and not unread
+                (from_found or loop_found) and not unread and not denied
             ):
                 answer.answer = text.strip()
             elif loop_found or (figures_asked and unread):
