@@ -130,6 +130,9 @@ STATUS_SCHEMA = {
         # "late" is named, and "completed" mentions a second status: neither is sure
         ("How many days late was roofing completed at the Summit Ridge Hotel?", None),
         ("Was the roofing completed late at the Summit Ridge Hotel?", None),
+        # one side of an either-or: the question asks which, it does not filter
+        ("Did framing finish early or late at the Summit Ridge Hotel?", None),
+        ("Is framing on time or late at the Summit Ridge Hotel?", None),
     ],
 )
 def test_a_value_is_added_only_when_no_other_value_is_mentioned(

@@ -2,9 +2,10 @@
 
 Asked to answer from a call it repeated, a small model read "You called search_drawings twice
 with the same arguments and got the same result" as "it found nothing", and answered "There are
-no drawings of that building revised in 2025" over a result that listed three. :func:`says_nothing_found` spots such an answer, so the run reads the answer from
-the data instead of keeping a denial the data contradicts. English phrasings; a bounded prefix
-of the answer is read, with linear patterns.
+no drawings of that building revised in 2025" over a result that listed three.
+:func:`says_nothing_found` spots such an answer, so the run reads the answer from the data
+instead of keeping a denial the data contradicts. English phrasings; a bounded prefix of the
+answer is read, with linear patterns.
 """
 
 from __future__ import annotations

@@ -217,6 +217,20 @@ FROM_RESULT_PROMPT = (
     "Question: {question}\nAnswer:"
 )
 MAX_PARTS_READ = 4  # the results an answer after a loop is read from, the latest ones
+# of a repeated call's result, what the prompt after the loop shows: an error or an empty
+# result in a line; data in full up to a bound, marked where it is cut (a list cut at 300
+# characters read as whole: the model named two sheets of three)
+LOOP_ERROR_CHARS, LOOP_DATA_CHARS = 300, 3_000
+
+
+def shown_result(observation: str, found: bool) -> str:
+    """A repeated call's result as the prompt after the loop shows it (see above)."""
+    limit = LOOP_DATA_CHARS if found else LOOP_ERROR_CHARS
+    if len(observation) <= limit:
+        return observation
+    return observation[:limit] + (" [cut here: the result goes on]" if found else "")
+
+
 FROM_RESULTS_PROMPT = (
     "Answer the question from these tool results only, in one to three sentences, with the "
     "exact figures, names, dates and ids they show. Answer every part of the question they "
@@ -768,7 +782,9 @@ async def run_agent(
                 loop_found = looped_found  # asked to answer from the repeated call's data
                 answer.repairs += 1
                 user_msg = (LOOP_DATA_PROMPT if looped_found else LOOP_PROMPT).format(
-                    tool=looped.tool, observation=looped.observation[:300], question=question
+                    tool=looped.tool,
+                    observation=shown_result(looped.observation, looped_found),
+                    question=question,
                 )
                 continue
             # it keeps calling for data it already has, or for what no call finds: read the

@@ -66,7 +66,8 @@ class FilterValues(BaseModel):
     def named_in(self, question: str) -> list[str]:
         """The values ``question`` names, by a whole-word alias (plural -s/-es allowed); a value
         named only inside a longer alias of another value ("protection" in "fire protection")
-        does not count."""
+        does not count, and neither does one named only as an alternative ("Did framing finish
+        early or late?" asks which, it does not filter by ``late``)."""
         return self._found(question, inflected=False)
 
     def mentioned_in(self, question: str) -> list[str]:
@@ -87,8 +88,11 @@ class FilterValues(BaseModel):
                     forms |= {stem + x for x in _INFLECTIONS}
                 for form in forms:
                     start = text.find(f" {form} ")
-                    if start >= 0:
-                        spans.append((start, start + len(form) + 1, value))
+                    end = start + len(form) + 1
+                    # named as one side of "X or Y": the question asks which, not for X
+                    alternative = text[end : end + 4] == " or " or text[start - 3 : start] == " or"
+                    if start >= 0 and not (alternative and not inflected):
+                        spans.append((start, end, value))
         kept = {
             value
             for s, e, value in spans
