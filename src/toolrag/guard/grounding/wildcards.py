@@ -2,8 +2,9 @@
 
 Asked "Across all projects, how many working days were lost to weather in November 2025?", a
 small model calls ``list_weather_delays(project="all", ...)``: the tool looks for a project
-named "all", finds none, and the model answers "none". The same slip shows as ``"any"``,
-``"*"``, ``"N/A"``, ``"none"`` or ``"all projects"``, for any tool with a free-text filter.
+named "all", finds none, and the model calls it again or answers "none". The same slip shows
+as ``"any"``, ``"*"``, ``"N/A"``, ``"none"`` or ``"all projects"``, for any tool with a
+free-text filter.
 :func:`wildcard_filters` names the optional arguments whose whole value is such a word (alone,
 or with the parameter's own noun: ``"all projects"`` for ``project``), so the call runs without
 them, as the model meant.
