@@ -107,12 +107,6 @@ def _tool_block(tool: BaseTool) -> str:
     return f"- {meta.get_name()}: {meta.description.strip()}\n{describe_args(schema)}"
 
 
-def cache_order(tools: Sequence[BaseTool]) -> list[BaseTool]:
-    """The offered tools in the order the router's prompt lists them so that prompts share a
-    prefix: longest block first, then by name (:func:`toolrag.tools.prompting.listed_tools`)."""
-    return [t for t, _ in listed_tools(tools, _tool_block, "cache")]
-
-
 def _valid_call(n: int, call: ToolCallSpec, tools: dict[str, BaseTool]) -> bool:
     """Whether ``call`` is one the router would accept: an offered tool, arguments that fit its
     schema, and arguments at all when the tool takes any (an example known only by its tool,
@@ -317,8 +311,8 @@ class Router:
         id the question gives by name counts as given (:meth:`named_ids`). ``tool_grammar``:
         hold the reply to the offered tools' own schemas (:mod:`toolrag.routing.call_schema`);
         False holds it only to the generic decision schema. ``tool_order``: ``cache`` lists the
-        offered tools in one fixed order (:func:`cache_order`), ``relevance`` as the search
-        ranked them."""
+        offered tools in one fixed order (:func:`toolrag.tools.prompting.listed_tools`),
+        ``relevance`` as the search ranked them."""
         self.tool_grammar = tool_grammar
         self.tool_order: ToolOrder = tool_order
         self.llm = llm

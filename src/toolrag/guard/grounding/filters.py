@@ -210,13 +210,8 @@ class Completion(BaseModel):
         """What the result says about its filters when some were added or left out (every
         filter it ran with, the added ones marked), else None: a call that ran as written needs
         no note."""
-        notes = []
-        if self.dropped:
-            left_out = ", ".join(f"{k}={v!r}" for k, v in self.dropped.items())
-            notes.append(
-                f"Left out {left_out}: a word for every value, not a value to filter by, so "
-                "these results are not filtered by it."
-            )
+        dropped = self.dropped_note()
+        notes = [dropped] if dropped else []
         if self.added:
             parts = [
                 f"{k}={v!r}" + (" (added: the question names it)" if k in self.added else "")
@@ -224,6 +219,16 @@ class Completion(BaseModel):
             ]
             notes.append("Filters applied: " + ", ".join(parts) + ".")
         return " ".join(notes) or None
+
+    def dropped_note(self) -> str | None:
+        """What the result says about the filters left out as wildcards, else None."""
+        if not self.dropped:
+            return None
+        left_out = ", ".join(f"{k}={v!r}" for k, v in self.dropped.items())
+        return (
+            f"Left out {left_out}: a word for every value, not a value to filter by, so "
+            "these results are not filtered by it."
+        )
 
 
 def _missing(arguments: Mapping[str, Any], key: str) -> bool:

@@ -68,7 +68,7 @@ async def call_with_named_filters(
                     f"With {added} (filters the question seems to name) nothing was found: "
                     f"these are the results of {name} as called."
                 )
-                .with_note(Completion(arguments=written, dropped=done.dropped).note()),
+                .with_note(done.dropped_note()),
                 written,
                 steps=2,
             )

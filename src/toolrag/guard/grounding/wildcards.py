@@ -40,17 +40,25 @@ def _nouns(param: str) -> set[str]:
     return {w + end for w in words for end in ("", "s", "es")}
 
 
+def _normal(value: Any) -> str | None:
+    """A string value (or a list of one) lower-cased, one space between words; None for any
+    other value, or one too long to be a wildcard."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if not isinstance(value, str) or len(value) > MAX_CHARS:
+        return None
+    return " ".join(value.lower().split())
+
+
 def is_wildcard(param: str, value: Any) -> bool:
     """Whether ``value``, given for parameter ``param``, says "every value" or "no value"
     rather than naming one: ``"all"``, ``"any"``, ``"*"``, ``"N/A"``, ``"none"``, or a word
     of the first kind followed by the parameter's own noun (``"all projects"`` for
     ``project``). A list of one such value counts too."""
-    if isinstance(value, list) and len(value) == 1:
-        value = value[0]
-    if not isinstance(value, str) or len(value) > MAX_CHARS:
+    text = _normal(value)
+    if text is None:
         return False
-    words = value.strip().lower().split()
-    text = " ".join(words)
+    words = text.split()
     if text in _EMPTY:
         return True
     if not words or words[0] not in _WORDS or len(words) > 2:
@@ -58,11 +66,11 @@ def is_wildcard(param: str, value: Any) -> bool:
     return len(words) == 1 or words[1] in _nouns(param)
 
 
-def _quoted(value: str, description: object) -> bool:
-    """Whether a parameter's description quotes ``value`` as one it takes (``'all'``,
-    ``"all"`` or `` `all` ``)."""
+def _quoted(value: str | None, description: object) -> bool:
+    """Whether a parameter's description quotes ``value`` (normalised) as one it takes
+    (``'all'``, ``"all"`` or `` `all` ``)."""
     text = str(description or "")[:2_000].lower()
-    return any(f"{q}{value.strip().lower()}{q}" in text for q in ("'", '"', "`"))
+    return any(f"{q}{value}{q}" in text for q in ("'", '"', "`"))
 
 
 def wildcard_filters(
@@ -81,10 +89,10 @@ def wildcard_filters(
         prop = properties.get(key)
         if key in required or not isinstance(prop, Mapping) or not is_wildcard(key, value):
             continue
-        text = str(value[0] if isinstance(value, list) else value).strip().lower()
-        taken = {str(v).strip().lower() for v in (known or {}).get(key) or []}
+        text = _normal(value)
+        taken = {_normal(str(v)) for v in (known or {}).get(key) or []}
         if isinstance(prop.get("default"), str):
-            taken.add(prop["default"].strip().lower())
+            taken.add(_normal(prop["default"]))
         if text in taken or _quoted(text, prop.get("description")):
             continue
         found[key] = value
