@@ -162,6 +162,22 @@ class Runner:
         return await run_agent(agent, question, cap, max_repairs=0, run_id=self.run.run_id)
 
 
+def failed_record(setup: str, q: Question, qset: str, error: str) -> dict[str, Any]:
+    """The record of a question the setup gave no answer to: wrong on every score the
+    question has (its answer, its tools, calling none), and counted on no other."""
+    return {
+        "setup": setup,
+        "set": qset,
+        "id": q.id,
+        "ok": False,
+        "error": error[:300],
+        "matched": False if not q.no_tool else None,
+        "tool_ok": False if q.expected_tools else None,
+        "no_tool_ok": False if q.no_tool else None,
+        "multi_tool": len(set(q.expected_tools)) >= 2,
+    }
+
+
 def record(
     setup: str,
     q: Question,
@@ -174,6 +190,10 @@ def record(
     """One question's record; ``events``: the run's, whose route decisions and model replies
     are kept (cut) to see why an answer went wrong."""
     called = answer.tools_called
+    if answer.context_overflow and not answer.llm_calls:
+        # the prompt never fitted the model's context (all tools at 500): no answer was given,
+        # so neither its seconds nor its calling no tool count
+        return failed_record(setup, q, qset, f"context overflow: {answer.answer}")
     return {
         "setup": setup,
         "set": qset,
@@ -394,8 +414,9 @@ def main() -> None:
                         answer = asyncio.run(runner.answer(setup, q.query, events))
                         done[key] = record(setup, q, answer, names, actions, set_of[q.id], events)
                     except Exception as exc:  # a failure is a record, never a crash
-                        done[key] = {"setup": setup, "id": q.id, "ok": False,
-                                     "error": f"{type(exc).__name__}: {exc}"[:300]}  # fmt: skip
+                        done[key] = failed_record(
+                            setup, q, set_of[q.id], f"{type(exc).__name__}: {exc}"
+                        )
                     with records_path.open("a") as fh:
                         fh.write(json.dumps(done[key]) + "\n")
                 r = done[key]

@@ -140,10 +140,12 @@ def test_a_prompt_over_the_models_context_ends_in_an_answer_from_the_data(
     turns = [react("lookup_permit", {"number": "BP-7"}), overflow, "Permit BP-7 is issued."]
     answer, _, llm = _run(_tools(lookup_permit), turns, tmp_path / "a")
     assert answer.answer == "Permit BP-7 is issued." and answer.stopped_early
+    assert answer.context_overflow
     assert [s.tool for s in answer.trace] == ["lookup_permit"] and llm.remaining == 0
     # no call found data: a plain sentence, not the exception
     answer, _, _ = _run(_tools(lookup_permit), [overflow], tmp_path / "b")
     assert answer.answer.startswith("I could not finish: the conversation outgrew")
+    assert answer.context_overflow and answer.llm_calls == 0
     # any other model failure is still raised
     with pytest.raises(RuntimeError, match="out of turns"):
         _run(_tools(lookup_permit), [], tmp_path / "c")

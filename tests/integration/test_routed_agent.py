@@ -327,7 +327,8 @@ def test_filters_copied_from_a_shown_example_are_left_out(
 ) -> None:
     """The router and then the agent copy the filters of the shown example "Which projects had
     failed inspections between September and November 2025?" into a question that names no
-    result and no period: both calls run without them, and say so."""
+    result and no period: both calls run without them, and say so. Written differently, the
+    agent's call runs as the router's did: a repeat."""
     copied = {"result": "failed", "since": "2025-09-01", "until": "2025-11-30"}
     call = {"tool": "list_inspections", "arguments": copied}
     decision = {"action": "call_tools", "calls": [call]}
@@ -361,3 +362,8 @@ def test_filters_copied_from_a_shown_example_are_left_out(
     assert agent.arguments == {**copied, "project": "GRB-107"}
     assert agent.ran_with == named  # the project is the question's own
     assert "Left out: list_inspections.result: 'failed'" in agent.observation
+    # written differently, the agent's call ran as the router's and got its result: a repeat,
+    # caught at once, and the model is asked to answer from that data
+    assert answer.loops_stopped == 1 and answer.answer == "INSP-107-05 is on the calendar."
+    asked = tb.llm.prompts[-1][-1].content or ""  # type: ignore[attr-defined]
+    assert "list_inspections ran twice with the same arguments" in asked

@@ -196,13 +196,13 @@ FIGURES_PROMPT = (
 
 
 LOOP_PROMPT = (
-    "You called {tool} twice with the same arguments and got the same result: {observation}\n"
+    "{tool} ran twice with the same arguments and got the same result: {observation}\n"
     "Repeating it will not help. Call it with different arguments, as its suggestion says, or "
     "call another tool; then answer the original question: {question}"
 )
 # The repeated call found data: the model most likely has its answer and does not see it.
 LOOP_DATA_PROMPT = (
-    "You called {tool} twice with the same arguments and got the same result, which holds "
+    "{tool} ran twice with the same arguments and got the same result, which holds "
     "data: {observation}\n"
     "Calling it again gives the same. If that result answers the question, answer now from "
     "it (Thought, then Answer); otherwise call another tool or change the arguments. The "
@@ -280,16 +280,20 @@ def readable(text: str) -> bool:
 
 
 def _outcome(step: TraceStep) -> tuple[Any, ...]:
-    """What a call was and what it got, for telling a repeat: the tool, the arguments it was
-    given and ran with, and whether it worked, found something, or failed with which code."""
-    return (step.tool, step.arguments, step.ran_with, step.success, step.empty, step.error_code)
+    """What a call was and what it got, for telling a repeat: the tool, the arguments it ran
+    with (the written ones, unless a check changed them), and whether it worked, found
+    something, or failed with which code. Two calls written differently that ran the same (a
+    made-up period left out of one, a filter the question names added to the other) got the
+    same result: the model keeps writing what a check takes back, and only a repeat stops it."""
+    ran = step.ran_with if step.ran_with is not None else step.arguments
+    return (step.tool, ran, step.success, step.empty, step.error_code)
 
 
 def repeated_call(trace: Sequence[TraceStep], prior: Sequence[TraceStep] = ()) -> TraceStep | None:
     """The last step of ``trace`` when it repeats an earlier step of ``trace`` or of ``prior``
-    (the router's calls, whose results the model read first): the same tool and arguments
-    with the same outcome. Within one run a read call's result does not change, and a write's
-    repeat gets its stored result, so the same call and outcome is the same result."""
+    (the router's calls, whose results the model read first): the same tool, run with the same
+    arguments, with the same outcome. Within one run a read call's result does not change, and
+    a write's repeat gets its stored result, so the same call and outcome is the same result."""
     if not trace:
         return None
     last = trace[-1]
@@ -412,6 +416,11 @@ class Answer(BaseModel):
         "when none did.",
     )
     stopped_early: bool = False
+    context_overflow: bool = Field(
+        False,
+        description="The prompt outgrew the model's context: the answer was read from the data "
+        "found before (or says it could not finish). Offer fewer tools, or a larger context.",
+    )
     loops_stopped: int = Field(0, description="Runs stopped on a repeated identical call.")
     repairs: int = Field(
         0, description="Times the model was asked once more (error, relayed hint, nothing found)."
@@ -754,7 +763,7 @@ async def run_agent(
             # the prompt outgrew the model's context (the tool outputs are cut to fit it, so
             # only a long conversation gets here): answer from the data found so far
             log.warning("the prompt outgrew the model's context: %s", str(exc)[:200])
-            answer.stopped_early = True
+            answer.stopped_early = answer.context_overflow = True
             answer.answer = OVERFLOW_ANSWER.format(found=_found(answer.trace))
             data = found_data(prior, answer.trace)
             await read_answer(agent.llm, answer, data[-MAX_PARTS_READ:])
