@@ -352,11 +352,16 @@ def _agent_rows(fig: dict[str, Any]) -> Rows:
     rows: Rows = []
     for qset, per_setup in (fig.get("results_by_set") or {"all": fig["results"]}).items():
         for setup, r in per_setup.items():
+            failed = r.get("failed") or 0  # questions the setup gave no answer to
+            seconds = (
+                "no answer given" if failed >= r["n"] else f"p50 {_f(r['seconds_median'], 1)} s"
+            )
             rows.append((
                 f"{qset}: {setup} ({r['n']} questions)",
-                f"answer {_f(r['answer_accuracy'], 3)}, tool {_f(r['tool_accuracy'], 3)}, "
+                (f"failed {failed} of {r['n']}, " if failed else "")
+                + f"answer {_f(r['answer_accuracy'], 3)}, tool {_f(r['tool_accuracy'], 3)}, "
                 f"no-tool {_f(r.get('no_tool_accuracy'), 3)}, multi-tool "
-                f"{_f(r.get('multi_tool_coverage'), 3)}, p50 {_f(r['seconds_median'], 1)} s"
+                f"{_f(r.get('multi_tool_coverage'), 3)}, {seconds}"
                 + (f", prompt tokens {_f(r.get('prompt_tokens_mean'), 0)}, cache hit "
                    f"{_f(r['cache_hit_share'], 3)}" if r.get("cache_hit_share") is not None
                    else ""),
