@@ -119,7 +119,7 @@ def test_a_repeated_identical_call_stops_with_an_explanation(
     # each repeat gives the same result
     assert "(no change)" in answer.answer
     prompt = "\n".join(m.content or "" for m in tb.llm.prompts[2])  # type: ignore[attr-defined]
-    assert "search_documents ran twice with the same arguments" in prompt
+    assert "You called search_documents twice with the same arguments" in prompt
 
 
 def test_a_call_that_found_data_and_loops_is_answered_from_its_result(

@@ -366,4 +366,4 @@ def test_filters_copied_from_a_shown_example_are_left_out(
     # caught at once, and the model is asked to answer from that data
     assert answer.loops_stopped == 1 and answer.answer == "INSP-107-05 is on the calendar."
     asked = tb.llm.prompts[-1][-1].content or ""  # type: ignore[attr-defined]
-    assert "list_inspections ran twice with the same arguments" in asked
+    assert "You called list_inspections twice with the same arguments" in asked

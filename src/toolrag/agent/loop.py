@@ -196,13 +196,13 @@ FIGURES_PROMPT = (
 
 
 LOOP_PROMPT = (
-    "{tool} ran twice with the same arguments and got the same result: {observation}\n"
+    "You called {tool} twice with the same arguments and got the same result: {observation}\n"
     "Repeating it will not help. Call it with different arguments, as its suggestion says, or "
     "call another tool; then answer the original question: {question}"
 )
 # The repeated call found data: the model most likely has its answer and does not see it.
 LOOP_DATA_PROMPT = (
-    "{tool} ran twice with the same arguments and got the same result, which holds "
+    "You called {tool} twice with the same arguments and got the same result, which holds "
     "data: {observation}\n"
     "Calling it again gives the same. If that result answers the question, answer now from "
     "it (Thought, then Answer); otherwise call another tool or change the arguments. The "
