@@ -57,7 +57,7 @@ from benchmarks.results import result_name, write_result
 from toolrag import AgentEvent, Settings, Toolbox
 from toolrag.agent import SYSTEM_PROMPT, Answer, run_agent
 from toolrag.batch import Question, load_questions, question_matches
-from toolrag.cards import ToolCard, cards_from_tools, load_tool_list
+from toolrag.cards import SyntheticQueries, ToolCard, cards_from_tools, load_tool_list
 from toolrag.evaluation import schema_model as _schema_model
 from toolrag.guard import RunState, guarded_tools
 from toolrag.retrieval import ToolIndex
@@ -65,6 +65,7 @@ from toolrag.sample import pick_questions, running_server
 from toolrag.tools import ErrorCode, ToolResult
 
 ROOT = Path(__file__).resolve().parents[1]
+BFCL_REQUESTS = ROOT / "benchmarks" / "records" / "synthetic_bfcl.sqlite"
 SETUPS = ("all_tools", "objectindex", "toolrag")
 OPTIONAL_SETUPS = ("toolrag_router",)
 SETS = ("test", "fresh", "unseen")
@@ -90,11 +91,18 @@ def distractor(card: ToolCard) -> FunctionTool:
 
 
 class PoolToolbox(Toolbox):
-    """The sample toolbox plus distractor tools (guarded and indexed like the others)."""
+    """The sample toolbox plus distractor tools (guarded and indexed like the others).
 
-    def __init__(self, settings: Settings, distractors: Sequence[ToolCard]) -> None:
+    ``requests``: a cache of written requests (``toolrag tools synth``) whose entries the
+    distractors take by name, as a user's pool has them once the background writer is done;
+    without it only the sample's own cards have requests."""
+
+    def __init__(
+        self, settings: Settings, distractors: Sequence[ToolCard], requests: Path | None = None
+    ) -> None:
         super().__init__(settings)
         self._distractors = [distractor(c) for c in distractors]
+        self._requests = requests
 
     def _spec_tools(self) -> list[FunctionTool]:
         return [*super()._spec_tools(), *self._distractors]
@@ -107,7 +115,10 @@ class PoolToolbox(Toolbox):
             table="tools_pool",
             name_weight=self.settings.tool_name_weight,  # TOOLRAG_TOOL_NAME_WEIGHT
         )
-        index.sync(self.cards())
+        cards = self.cards()
+        if self._requests is not None:
+            cards = SyntheticQueries(self._requests).augment(cards, by_name=True)
+        index.sync(cards)
         return index
 
 
@@ -318,6 +329,13 @@ def main() -> None:
         help="Only questions of these kinds (comma-separated), e.g. multi_tool.",
     )
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--distractor-requests",
+        action="store_true",
+        help="Give the distractors the requests the local model wrote for BFCL's pool "
+        f"({BFCL_REQUESTS.relative_to(ROOT)}), as a user's pool has them once the background "
+        "writer is done (default: only the sample's cards have requests).",
+    )
     parser.add_argument("--context", type=int, default=16384, help="Local model context.")
     parser.add_argument(
         "--router-examples",
@@ -393,7 +411,7 @@ def main() -> None:
     rows: dict[str, list[dict[str, Any]]] = {s: [] for s in setups}
     with running_server(settings.data_dir) as url:
         os.environ["TOOLRAG_FIELD_API_URL"] = url
-        tb = PoolToolbox(settings, distractors)
+        tb = PoolToolbox(settings, distractors, BFCL_REQUESTS if args.distractor_requests else None)
         actions = {c.name for c in tb.cards() if c.side_effect in ("write", "delete", "external")}
         runner = Runner(tb)
         console.print(
@@ -460,6 +478,8 @@ def main() -> None:
         "context_window": args.context,
         "pool": len(tb.tools()),
         "distractor_seed": args.seed,
+        "distractor_requests": args.distractor_requests,
+        "cards_with_requests": sum(bool(c.synthetic) for c in tb.tool_index.cards.values()),
         "question_sets": {qset: [q.id for q in chosen if set_of[q.id] == qset] for qset in sets},
         "gate": tb.gate.model_dump(),
         "agent_mode": runner.default_mode,
@@ -481,6 +501,7 @@ def main() -> None:
         sets=args.sets if args.sets != ",".join(SETS) else "",
         kinds=args.kinds,
         seed=args.seed if args.seed != 7 else 0,
+        requests="distractors" if args.distractor_requests else "",
         # an OpenAI-compatible server (TOOLRAG_LLM_PROVIDER=openai_like) rather than in process
         llm="server" if type(tb.llm).__name__ == "ServerLLM" else "",
     )
