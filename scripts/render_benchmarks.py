@@ -348,6 +348,28 @@ def _gate_rows(fig: dict[str, Any]) -> Rows:
     return rows
 
 
+def _pool_offers_rows(fig: dict[str, Any]) -> Rows:
+    rows: Rows = []
+    for pool, data in fig["pools"].items():
+        gate = data["gate"]
+        bar = gate["evidence"]["threshold"] if gate.get("evidence") else gate.get("gate")
+        for setup in ("toolrag", "objectindex"):
+            r = data.get(setup)
+            if r is None:
+                continue
+            rows.append((
+                f"{pool.replace('_', ' ')}: {setup}",
+                f"all expected offered {_f(r['all_expected_offered'], 3)}, first offered "
+                f"expected {_f(r['first_offered_expected'], 3)}, answerable emptied "
+                f"{_f(r['answerable_emptied'], 3)}, distractors offered "
+                f"{_f(r['distractors_offered_mean'], 2)}, no-tool emptied "
+                f"{_f(r['no_tool_emptied'], 3)}"
+                + (f" (gate {bar}, {data['cards_with_requests']} cards with requests)"
+                   if setup == "toolrag" else ""),
+            ))  # fmt: skip
+    return rows
+
+
 def _agent_rows(fig: dict[str, Any]) -> Rows:
     rows: Rows = []
     for qset, per_setup in (fig.get("results_by_set") or {"all": fig["results"]}).items():
@@ -442,6 +464,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
     "fusion_per_query": _fusion_rows,
     "demo": _demo_rows,
     "gate_auto": _gate_rows,
+    "pool_offers": _pool_offers_rows,
     "agent": _agent_rows,
     "tool_retrieval": _retrieval_rows,
     "tool_tokens": _tokens_rows,
