@@ -11,7 +11,12 @@ import pytest
 from llama_index.core.embeddings import BaseEmbedding
 
 from toolrag.cards.card import ToolCard
-from toolrag.retrieval.gate import MIN_REQUESTS, choose_gate, offtopic_requests
+from toolrag.retrieval.gate import (
+    MIN_REQUESTS,
+    choose_gate,
+    offtopic_requests,
+    searched_requests,
+)
 from toolrag.retrieval.index import ToolIndex
 from toolrag.retrieval.intent import action_verbs, asks_for_action, asks_for_arithmetic
 
@@ -119,6 +124,23 @@ def test_the_gate_keeps_tools_for_the_share_asked(
     assert choice.kept >= 0.9
     looser = choose_gate(index, keep=0.5, k=3)
     assert looser.gate is not None and looser.gate >= choice.gate
+
+
+def test_the_requests_a_gate_is_chosen_from_do_not_depend_on_the_cards_order(
+    tmp_path: Path, fake_embed: HashEmbedding
+) -> None:
+    written = [(f"tool_{n}", f"request {m} of tool {n}") for n in range(12) for m in range(3)]
+    assert searched_requests(written, 100) == written  # all of them, when they fit
+    chosen = searched_requests(written, 10)
+    assert len(chosen) == 10 and set(chosen) <= set(written)
+    assert set(searched_requests(written[::-1], 10)) == set(chosen)
+    index = records_index(tmp_path / "a", fake_embed, "Look up the {w} records of a project.")
+    cards = list(index.cards.values())
+    again = ToolIndex(tmp_path / "b", fake_embed, table="tools")
+    again.sync(cards[::-1])
+    assert again.written_requests() != index.written_requests()  # another row order
+    first, second = choose_gate(index, k=3, limit=8), choose_gate(again, k=3, limit=8)
+    assert (first.gate, first.evidence) == (second.gate, second.evidence)
 
 
 def test_the_evidence_gate_counts_shared_rare_words_beside_the_cosine(
