@@ -122,6 +122,14 @@ class PoolToolbox(Toolbox):
         return index
 
 
+def pick_distractors(sample: Toolbox, pool: int, seed: int) -> list[ToolCard]:
+    """BFCL functions (none named like a sample tool) that fill the sample's tools up to
+    ``pool``, drawn with ``seed``."""
+    names = {t.metadata.get_name() for t in sample.tools()}
+    cards = [c for c in load_tool_list(bfcl.load(ROOT / "runs" / "bfcl")[0]) if c.name not in names]
+    return random.Random(seed).sample(cards, pool - len(cards_from_tools(sample.tools())))
+
+
 def plain_agent(tb: Toolbox, tools: Sequence[BaseTool] = (), retriever: Any = None) -> ReActAgent:
     """Stock LlamaIndex ReActAgent (default formatter), the same system prompt and LLM."""
     return ReActAgent(
@@ -381,13 +389,7 @@ def main() -> None:
         console.print("indexing the sample data first")
         sample.index()
     sample_names = {t.metadata.get_name() for t in sample.tools()}
-    bfcl_cards = [
-        c
-        for c in load_tool_list(bfcl.load(ROOT / "runs" / "bfcl")[0])
-        if c.name not in sample_names
-    ]
-    n_sample = len(cards_from_tools(sample.tools()))
-    distractors = random.Random(args.seed).sample(bfcl_cards, args.pool - n_sample)
+    distractors = pick_distractors(sample, args.pool, args.seed)
     names = {c.name for c in distractors}
     chosen: list[Question] = []
     set_of: dict[str, str] = {}

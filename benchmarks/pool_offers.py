@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import statistics
 import tempfile
 from pathlib import Path
@@ -33,12 +32,10 @@ from typing import Any
 from llama_index.core import VectorStoreIndex
 from llama_index.core.objects import ObjectIndex
 
-from benchmarks.agent import BFCL_REQUESTS, ROOT, PoolToolbox
-from benchmarks.datasets import bfcl
+from benchmarks.agent import BFCL_REQUESTS, ROOT, PoolToolbox, pick_distractors
 from benchmarks.results import write_result
 from toolrag import Settings, Toolbox
 from toolrag.batch import Question, load_questions
-from toolrag.cards import cards_from_tools, load_tool_list
 from toolrag.sample import running_server
 
 
@@ -82,12 +79,6 @@ def main(argv: list[str] | None = None) -> None:
     if not sample.indexed():
         sample.index()
     sample_names = {t.metadata.get_name() for t in sample.tools()}
-    bfcl_cards = [
-        c
-        for c in load_tool_list(bfcl.load(ROOT / "runs" / "bfcl")[0])
-        if c.name not in sample_names
-    ]
-    n_sample = len(cards_from_tools(sample.tools()))
     questions = [
         q
         for qset in args.sets.split(",")
@@ -100,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     with running_server(settings.data_dir) as url:
         os.environ["TOOLRAG_FIELD_API_URL"] = url
         for size in [int(p) for p in args.pools.split(",") if p]:
-            chosen = random.Random(args.seed).sample(bfcl_cards, size - n_sample)
+            chosen = pick_distractors(sample, size, args.seed)
             names = {c.name for c in chosen}
             for label, requests in (("without", None), ("with", BFCL_REQUESTS)):
                 # a state of its own: each pool's tool index and gate are built from scratch
