@@ -120,6 +120,9 @@ def test_router_then_react_holds_the_decision_to_its_schema_through_the_server(
     assert decision["action"] == "call_tools" and decision["calls"], decision
     assert tb.llm._formats == ["json_object", "none"]  # type: ignore[attr-defined]
     assert answer.prompt_tokens > 0 and answer.route_id
+    # the decision's own token counts, in the trace beside the agent's steps'
+    assert 0 < route.data["prompt_tokens"] < answer.prompt_tokens, route.data
+    assert route.data["completion_tokens"] > 0, route.data
     assert answer_matches(answer.answer, ["2500"]), (answer.answer, answer.trace)
 
 

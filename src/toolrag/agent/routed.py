@@ -179,7 +179,15 @@ async def ask_routed(
         tools=offered,
         text=decision.model_dump_json() if decision else "; ".join(routed.errors),
         success=routed.valid,
-        data={"decision_id": routed.id, "repaired": routed.repaired, "grounded": routed.grounded},
+        data={
+            "decision_id": routed.id,
+            "repaired": routed.repaired,
+            "grounded": routed.grounded,
+            "prompt_tokens": routed.prompt_tokens,
+            "completion_tokens": routed.completion_tokens,
+            "cached_prompt_tokens": routed.cached_prompt_tokens,
+            "seconds": round(routed.seconds, 3),
+        },
     )
     # A clarifying question is the answer. A direct answer is only when no tool was offered:
     # when the retriever found tools that fit (its gate let them through), an answer from the
