@@ -4,7 +4,17 @@
 from toolrag.rank_fusion import reciprocal_rank_fusion
 from toolrag.retrieval.adapter import QueryAdapter, fit_query_adapter
 from toolrag.retrieval.agent_retriever import ToolIndexRetriever, make_tool_retriever
-from toolrag.retrieval.gate import GateChoice, choose_gate, offtopic_requests
+from toolrag.retrieval.gate import (
+    MAX_REQUESTS,
+    Evidence,
+    GateChoice,
+    choose_gate,
+    evidence,
+    gate_from_evidence,
+    offtopic_requests,
+    request_evidence,
+    searched_requests,
+)
 from toolrag.retrieval.index import (
     BM25_WEIGHT,
     CANDIDATES,
@@ -35,8 +45,10 @@ __all__ = [
     "CANDIDATES",
     "HUB_K",
     "HUB_WEIGHT",
+    "MAX_REQUESTS",
     "NAME_WEIGHT",
     "REQUEST_WEIGHT",
+    "Evidence",
     "EvidenceGate",
     "Gate",
     "GateChoice",
@@ -54,13 +66,17 @@ __all__ = [
     "choose_gate",
     "cover_steps",
     "dense_scores",
+    "evidence",
     "fit_query_adapter",
+    "gate_from_evidence",
     "make_tool_retriever",
     "needs_translation",
     "offtopic_requests",
     "place_prerequisites",
     "rank_order",
     "reciprocal_rank_fusion",
+    "request_evidence",
+    "searched_requests",
     "split_steps",
     "sub_queries",
 ]

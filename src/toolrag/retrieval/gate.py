@@ -37,6 +37,8 @@ MAX_REQUESTS = 300  # searched at most, chosen by a hash (15-30 ms a search here
 MIN_REQUESTS = 20  # fewer requests than this choose no gate: too few to take a share of
 OFFTOPIC_SHARE = 0.95  # of the off-topic references the evidence gate leaves without tools
 
+Evidence = tuple[float, float]  # a search's best cosine and its best BM25 score
+
 
 @cache
 def offtopic_requests() -> tuple[str, ...]:
@@ -90,45 +92,71 @@ def choose_gate(
             "write them with `toolrag tools synth`.",
         )
     chosen = searched_requests(written, limit)
+    searched = request_evidence(index, chosen, k=k, strategy=strategy)
+    offtopic = [evidence(index, t, k=k, strategy=strategy) for t in offtopic_requests()]
+    return gate_from_evidence(searched, offtopic, keep)
 
-    def evidence(text: str) -> tuple[float, float]:
-        hits = index.retrieve(text, k=k, strategy=strategy, translate=False)
-        cosine = max((h.similarity for h in hits if h.similarity is not None), default=-1.0)
-        return cosine, index.best_bm25(text)
 
-    searched: list[tuple[float, float]] = []
-    for card_id, text in chosen:
+def evidence(index: ToolIndex, text: str, k: int = 5, strategy: Strategy = "best") -> Evidence:
+    """What a search for ``text`` finds: its best cosine among the top ``k`` tools (-1 when
+    none has one) and its best BM25 score."""
+    hits = index.retrieve(text, k=k, strategy=strategy, translate=False)
+    cosine = max((h.similarity for h in hits if h.similarity is not None), default=-1.0)
+    return cosine, index.best_bm25(text)
+
+
+def request_evidence(
+    index: ToolIndex, requests: list[tuple[str, str]], k: int = 5, strategy: Strategy = "best"
+) -> list[Evidence]:
+    """:func:`evidence` for each written request (card id, text), searched with its card's
+    requests withheld (:meth:`ToolIndex.requests_withheld`)."""
+    searched: list[Evidence] = []
+    for card_id, text in requests:
         with index.requests_withheld(card_id):
-            searched.append(evidence(text))
+            searched.append(evidence(index, text, k=k, strategy=strategy))
+    return searched
+
+
+def gate_from_evidence(
+    searched: list[Evidence], offtopic: list[Evidence], keep: float = 0.98
+) -> GateChoice:
+    """The gates for a pool whose written requests found ``searched`` and whose off-topic
+    references found ``offtopic`` (:func:`evidence` each): the cosine gate that ``keep`` of
+    the requests reach, and the evidence gate (see the module docstring)."""
     best = sorted((c for c, _ in searched), reverse=True)
     gate = _cut(best, keep)
     kept = sum(b >= gate for b in best) / len(best)
     choice = GateChoice(gate=gate, keep=keep, requests=len(best), kept=round(kept, 4))
     lexical_scale = statistics.median(b for _, b in searched)
     cosine_scale = statistics.median(c for c, _ in searched)
-    if lexical_scale <= 0 or cosine_scale <= 0:  # no words in common: the cosine gate alone
-        return choice
+    if lexical_scale <= 0 or cosine_scale <= 0 or not offtopic:
+        return choice  # no words in common: the cosine gate alone
     scale = EvidenceGate(cosine_scale, lexical_scale, threshold=0.0)
     requests = sorted((scale.score(c, b) for c, b in searched), reverse=True)
-    offtopic = sorted(scale.score(*evidence(t)) for t in offtopic_requests())
-    above = offtopic[min(len(offtopic) - 1, math.ceil(OFFTOPIC_SHARE * len(offtopic)))]
+    scored = sorted(scale.score(c, b) for c, b in offtopic)
+    above = scored[min(len(scored) - 1, math.ceil(OFFTOPIC_SHARE * len(scored)))]
     threshold = min(_cut(requests, keep), math.ceil(above * 100) / 100)
     choice.evidence = EvidenceGate(round(cosine_scale, 4), round(lexical_scale, 4), threshold)
     choice.evidence_kept = round(sum(r >= threshold for r in requests) / len(requests), 4)
-    choice.offtopic_emptied = round(sum(o < threshold for o in offtopic) / len(offtopic), 4)
+    choice.offtopic_emptied = round(sum(o < threshold for o in scored) / len(scored), 4)
     return choice
 
 
-def searched_requests(written: list[tuple[str, str]], limit: int) -> list[tuple[str, str]]:
+def searched_requests(
+    written: list[tuple[str, str]], limit: int, salt: str = ""
+) -> list[tuple[str, str]]:
     """The ``limit`` written requests a gate is chosen from, when there are more: those first
     in the order of a hash of their card and text, so the same pool gets the same gate whatever
     order its cards were added in (taking every n-th request in the index's row order moved a
-    500-tool pool's bar from 0.86 to 1.00 when its cards had been added in another order)."""
+    500-tool pool's bar from 0.86 to 1.00 when its cards had been added in another order).
+    ``salt`` draws another such sample (``benchmarks/gate_sample.py`` measures how far the
+    gate moves between samples)."""
     if len(written) <= limit:
         return written
 
     def key(request: tuple[str, str]) -> bytes:
-        return hashlib.blake2b("\n".join(request).encode(), digest_size=8).digest()
+        text = "\n".join((salt, *request) if salt else request)
+        return hashlib.blake2b(text.encode(), digest_size=8).digest()
 
     return sorted(written, key=key)[:limit]
 
