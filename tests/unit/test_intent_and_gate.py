@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -141,6 +142,46 @@ def test_the_requests_a_gate_is_chosen_from_do_not_depend_on_the_cards_order(
     assert again.written_requests() != index.written_requests()  # another row order
     first, second = choose_gate(index, k=3, limit=8), choose_gate(again, k=3, limit=8)
     assert (first.gate, first.evidence) == (second.gate, second.evidence)
+
+
+def test_a_gate_choice_is_kept_beside_the_index_while_the_index_is_the_same(
+    tmp_path: Path, fake_embed: HashEmbedding, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolrag.retrieval.gate as gate_module
+
+    index = records_index(tmp_path, fake_embed, "Look up the {w} records of a project.")
+    first = choose_gate(index, keep=0.9, k=3)
+    saved = tmp_path / "tools_gate.json"
+    assert saved.is_file()
+    searched: list[int] = []
+    real = gate_module.request_evidence
+
+    def counted(*args: object, **kwargs: object) -> list[tuple[float, float]]:
+        found = real(*args, **kwargs)  # type: ignore[arg-type]
+        searched.append(len(found))
+        return found
+
+    monkeypatch.setattr(gate_module, "request_evidence", counted)
+    again = ToolIndex(tmp_path, fake_embed, table="tools")  # another process, the same index
+    again.sync(list(index.cards.values()))
+    assert choose_gate(again, keep=0.9, k=3) == first
+    assert searched == [gate_module.PROBES]  # only the probes, not every request
+    searched.clear()
+    assert choose_gate(again, keep=0.5, k=3) != first  # other arguments: chosen again
+    assert sum(searched) > gate_module.PROBES
+    # a card's requests change: the index's fingerprint does, and the gate is chosen again
+    cards = list(index.cards.values())
+    rewritten = ["print every invoice", "invoice totals", "unpaid bills"]
+    cards[0] = cards[0].model_copy(update={"synthetic": rewritten})
+    changed = ToolIndex(tmp_path, fake_embed, table="tools")
+    changed.sync(cards)
+    assert changed.fingerprint() != again.fingerprint()
+    searched.clear()
+    choose_gate(changed, keep=0.9, k=3)
+    assert sum(searched) > gate_module.PROBES
+    saved.write_text("{not json")  # a damaged file is chosen again, not an error
+    assert choose_gate(changed, keep=0.9, k=3).gate is not None
+    assert json.loads(saved.read_text())["choice"]["gate"] is not None
 
 
 def test_the_evidence_gate_counts_shared_rare_words_beside_the_cosine(

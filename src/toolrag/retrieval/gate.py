@@ -23,8 +23,11 @@ bar goes as low as the off-topic references allow (docs/decisions/0041).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import math
+import os
 import statistics
 from functools import cache
 from importlib.resources import files
@@ -33,7 +36,12 @@ from pydantic import BaseModel, Field
 
 from toolrag.retrieval.index import EvidenceGate, Gate, Strategy, ToolIndex
 
-MAX_REQUESTS = 300  # searched at most, chosen by a hash (15-30 ms a search here)
+# searched at most, chosen by a hash: 30-45 ms a search here, once per index (the choice is
+# saved); from 300 of a 1,700-tool pool's 5,090 requests the gate moved by up to 0.13 between
+# samples, from 1,000 by up to 0.05 (benchmarks/gate_sample.py, decision 0071)
+MAX_REQUESTS = 1000
+GATE_FORMAT = 1  # a saved choice of another format is chosen again
+PROBES = 8  # requests searched again to tell whether a saved choice's search still holds
 MIN_REQUESTS = 20  # fewer requests than this choose no gate: too few to take a share of
 OFFTOPIC_SHARE = 0.95  # of the off-topic references the evidence gate leaves without tools
 
@@ -79,9 +87,13 @@ def choose_gate(
     k: int = 5,
     strategy: Strategy = "best",
     limit: int = MAX_REQUESTS,
+    saved: bool = True,
 ) -> GateChoice:
     """The highest gate on a 0.01 grid that offers tools to at least ``keep`` of the index's
-    written requests, each searched ``k`` deep with its card's requests withheld."""
+    written requests (at most ``limit`` of them), each searched ``k`` deep with its card's
+    requests withheld. ``saved``: the choice is kept beside the index
+    (``<table>_gate.json``) and read back while the index, its search and these arguments
+    are the same (:func:`choice_key`), so a new process does not search again."""
     written = index.written_requests()
     if len(written) < MIN_REQUESTS:
         return GateChoice(
@@ -92,9 +104,40 @@ def choose_gate(
             "write them with `toolrag tools synth`.",
         )
     chosen = searched_requests(written, limit)
+    path = index.index_dir / f"{index.table_name}_gate.json"
+    key = choice_key(index, chosen, keep, k, strategy) if saved else ""
+    if saved:
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            kept = json.loads(path.read_text(encoding="utf-8"))
+            if kept["key"] == key:
+                return GateChoice.model_validate(kept["choice"])
     searched = request_evidence(index, chosen, k=k, strategy=strategy)
     offtopic = [evidence(index, t, k=k, strategy=strategy) for t in offtopic_requests()]
-    return gate_from_evidence(searched, offtopic, keep)
+    choice = gate_from_evidence(searched, offtopic, keep)
+    if saved:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):  # a read-only index chooses again in each process
+            tmp.write_text(json.dumps({"key": key, "choice": choice.model_dump(mode="json")}))
+            tmp.replace(path)
+    return choice
+
+
+def choice_key(
+    index: ToolIndex, chosen: list[tuple[str, str]], keep: float, k: int, strategy: Strategy
+) -> str:
+    """What a saved gate choice must match to be read back: the index's cards and requests
+    (:meth:`ToolIndex.fingerprint`), the requests searched, the arguments, the off-topic
+    references, and the evidence that the first ``PROBES`` searches find now, so that another
+    embedding model or a changed search chooses again."""
+    digest = hashlib.sha256(
+        json.dumps([GATE_FORMAT, keep, k, strategy, OFFTOPIC_SHARE, index.fingerprint()]).encode()
+    )
+    for card_id, text in chosen:
+        digest.update(f"{card_id}\t{text}\n".encode())
+    digest.update("\n".join(offtopic_requests()).encode())
+    for cosine, bm25 in request_evidence(index, chosen[:PROBES], k=k, strategy=strategy):
+        digest.update(f"{cosine:.5f} {bm25:.4f}\n".encode())
+    return digest.hexdigest()[:32]
 
 
 def evidence(index: ToolIndex, text: str, k: int = 5, strategy: Strategy = "best") -> Evidence:

@@ -538,6 +538,18 @@ class ToolIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def fingerprint(self) -> str:
+        """A digest of what the index searches: its active cards (id, document version and
+        written requests, in row order) and the weight of their names. Equal fingerprints of
+        one embedding model and one toolrag search find the same tools."""
+        digest = hashlib.sha256(f"{self.name_weight}\n".encode())
+        held = {self._ids[r] for r in self._req_rows}
+        for tid in self._ids:
+            card = self.cards[tid]
+            requests = card.requests_hash() if tid in held else "-"
+            digest.update(f"{tid}\t{card.content_hash()}\t{requests}\n".encode())
+        return digest.hexdigest()[:24]
+
     def written_requests(self) -> list[tuple[str, str]]:
         """(card id, request text) for every LLM-written request the index holds for an active
         card (``ToolCard.synthetic``), in card row order."""
