@@ -370,6 +370,27 @@ def _pool_offers_rows(fig: dict[str, Any]) -> Rows:
     return rows
 
 
+def _gate_sample_rows(fig: dict[str, Any]) -> Rows:
+    """``gate_sample``: per pool and sample size, how far the gate chosen from a sample of
+    written requests moves (over ``draws`` samples) from the gate chosen from all of them."""
+    rows: Rows = []
+    for pool, data in fig["pools"].items():
+        full = data["full"]["evidence"]["threshold"]
+        for limit, ways in data["limits"].items():
+            cells = [
+                f"{way}: median {r['threshold_median']}, {r['threshold_min']}-"
+                f"{r['threshold_max']}, most off {r['off_full_max']}, kept of all "
+                f"{_f(r['kept_all_mean'], 3)}"
+                for way, r in ways.items()
+            ]
+            rows.append((
+                f"{pool} ({data['written_requests']} requests, gate from all {full}, "
+                f"{_f(data['ms_per_search'], 1)} ms a search): {limit} of them",
+                "; ".join(cells),
+            ))  # fmt: skip
+    return rows
+
+
 def _agent_rows(fig: dict[str, Any]) -> Rows:
     rows: Rows = []
     for qset, per_setup in (fig.get("results_by_set") or {"all": fig["results"]}).items():
@@ -465,6 +486,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
     "demo": _demo_rows,
     "gate_auto": _gate_rows,
     "pool_offers": _pool_offers_rows,
+    "gate_sample": _gate_sample_rows,
     "agent": _agent_rows,
     "tool_retrieval": _retrieval_rows,
     "tool_tokens": _tokens_rows,
