@@ -105,13 +105,17 @@ def choose_gate(
         )
     chosen = searched_requests(written, limit)
     path = index.index_dir / f"{index.table_name}_gate.json"
-    key = choice_key(index, chosen, keep, k, strategy) if saved else ""
+    # the first requests' searches tell a saved choice's search from today's, and start the
+    # searches a new choice needs
+    probes = request_evidence(index, chosen[:PROBES], k=k, strategy=strategy) if saved else []
+    key = choice_key(index, chosen, keep, k, strategy, probes) if saved else ""
     if saved:
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             kept = json.loads(path.read_text(encoding="utf-8"))
             if kept["key"] == key:
                 return GateChoice.model_validate(kept["choice"])
-    searched = request_evidence(index, chosen, k=k, strategy=strategy)
+    rest = request_evidence(index, chosen[len(probes) :], k=k, strategy=strategy)
+    searched = probes + rest
     offtopic = [evidence(index, t, k=k, strategy=strategy) for t in offtopic_requests()]
     choice = gate_from_evidence(searched, offtopic, keep)
     if saved:
@@ -123,19 +127,25 @@ def choose_gate(
 
 
 def choice_key(
-    index: ToolIndex, chosen: list[tuple[str, str]], keep: float, k: int, strategy: Strategy
+    index: ToolIndex,
+    chosen: list[tuple[str, str]],
+    keep: float,
+    k: int,
+    strategy: Strategy,
+    probes: list[Evidence],
 ) -> str:
     """What a saved gate choice must match to be read back: the index's cards and requests
     (:meth:`ToolIndex.fingerprint`), the requests searched, the arguments, the off-topic
-    references, and the evidence that the first ``PROBES`` searches find now, so that another
-    embedding model or a changed search chooses again."""
+    references, and ``probes``, the evidence the first ``PROBES`` of ``chosen`` find now
+    (:func:`request_evidence`), so that another embedding model or a changed search chooses
+    again."""
     digest = hashlib.sha256(
         json.dumps([GATE_FORMAT, keep, k, strategy, OFFTOPIC_SHARE, index.fingerprint()]).encode()
     )
     for card_id, text in chosen:
         digest.update(f"{card_id}\t{text}\n".encode())
     digest.update("\n".join(offtopic_requests()).encode())
-    for cosine, bm25 in request_evidence(index, chosen[:PROBES], k=k, strategy=strategy):
+    for cosine, bm25 in probes:
         digest.update(f"{cosine:.5f} {bm25:.4f}\n".encode())
     return digest.hexdigest()[:32]
 

@@ -538,12 +538,16 @@ class ToolIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def _with_requests(self) -> set[str]:
+        """The ids of the active cards whose written requests the index holds."""
+        return {self._ids[r] for r in self._req_rows}
+
     def fingerprint(self) -> str:
         """A digest of what the index searches: its active cards (id, document version and
         written requests, in row order) and the weight of their names. Equal fingerprints of
         one embedding model and one toolrag search find the same tools."""
         digest = hashlib.sha256(f"{self.name_weight}\n".encode())
-        held = {self._ids[r] for r in self._req_rows}
+        held = self._with_requests()
         for tid in self._ids:
             card = self.cards[tid]
             requests = card.requests_hash() if tid in held else "-"
@@ -553,7 +557,7 @@ class ToolIndex:
     def written_requests(self) -> list[tuple[str, str]]:
         """(card id, request text) for every LLM-written request the index holds for an active
         card (``ToolCard.synthetic``), in card row order."""
-        held = {self._ids[r] for r in self._req_rows}
+        held = self._with_requests()
         return [
             (tid, text) for tid in self._ids if tid in held for text in self.cards[tid].synthetic
         ]
