@@ -183,7 +183,8 @@ class Settings(BaseSettings):
         "auto",
         description="No tool fits a question when none of its retrieved tools' cosines reaches "
         "this (the agent then answers without tools); else all tool_top_k are offered. "
-        "auto: chosen when the tool index is built, from the pool's own written requests "
+        "auto: chosen by `toolrag index` (or the first question after the tool index changes), "
+        "from the pool's own written requests "
         "(the highest cut that keeps tools for tool_gate_keep of them; no gate when the pool "
         "has too few). off or None: always offer tools. A number: that cosine. Check it on "
         "your own questions with `toolrag eval gate`.",

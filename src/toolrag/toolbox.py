@@ -37,7 +37,7 @@ from toolrag.content.collection_spec import CollectionSpec, load_collections
 from toolrag.content.collection_tools import CollectionSearch, collection_search
 from toolrag.content.index import BuildRows, ContentIndex, ProgressFn, SyncReport
 from toolrag.content.retrievers import query_engine_tool
-from toolrag.errors import IndexMissingError, InputError
+from toolrag.errors import IndexMissingError, InputError, ToolragError
 from toolrag.events import AgentEvent, listening
 from toolrag.guard import AuditLog, IdempotencyStore, ToolGuard
 from toolrag.guard.function_tools import RunState, guarded_tools, unknown_tool
@@ -129,6 +129,8 @@ class Toolbox:
         self._embed = embed
         self.database_status: str | None = None
         self.requests_status: str | None = None
+        self.gate_status: str | None = None
+        self._writer_busy = False
         self._requests_seen: float | None = None
         self._sessions: dict[str, ChatSession] = {}
 
@@ -231,7 +233,31 @@ class Toolbox:
             self.guard.vocabulary = self.filter_vocabulary()
         if collections is None:
             self.requests_status = self.write_requests()
+            self.gate_status = self.choose_gate_now()
         return reports
+
+    def choose_gate_now(self) -> str | None:
+        """With ``tool_gate = auto``, build the tool index and choose its "no tool fits" gate
+        now (saved beside the index, :func:`toolrag.retrieval.gate.choose_gate`), so the first
+        question does not wait for it. What was chosen, in a sentence; None when the gate is
+        not automatic or a background writer is still writing requests (the gate is chosen
+        from them on the first question after it finishes)."""
+        if self.settings.tool_gate != "auto" or self._writer_busy:
+            return None
+        try:
+            choice = self.gate
+        except ToolragError as exc:  # a tool source not reachable now: the first question tries
+            return f"no tool gate chosen now ({exc}); the first question chooses it"
+        if choice.gate is None:
+            return f"no tool gate chosen: {choice.reason}"
+        kept = choice.evidence_kept if choice.evidence is not None else choice.kept
+        how = "cosine and shared words" if choice.evidence is not None else "cosine"
+        said = [f"tool gate ({how}) chosen from {choice.requests} written requests"]
+        if kept is not None:
+            said.append(f"offers tools to {kept:.0%} of them")
+        if choice.offtopic_emptied is not None:
+            said.append(f"withholds them from {choice.offtopic_emptied:.0%} of off-topic questions")
+        return ", ".join(said) + "; kept beside the tool index"
 
     def _cards_with_requests(self) -> list[ToolCard]:
         """The tool cards with the requests cached for them (``toolrag tools synth`` or the
@@ -272,6 +298,7 @@ class Toolbox:
         if self._llm is not None:
             return None
         pid = background.start(self.settings, missing)
+        self._writer_busy = True  # this one, or another writer that is running
         if pid is None:
             return "example requests are being written by another process"
         return (

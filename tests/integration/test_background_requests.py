@@ -92,6 +92,51 @@ def test_index_mode_writes_requests_that_the_tool_index_then_uses(tmp_path: Path
     assert tb.requests_status is None and llm.remaining == 0
 
 
+def test_index_chooses_the_gate_from_the_requests_and_keeps_it_beside_the_tool_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`toolrag index` chooses the automatic gate once the requests are written, so the first
+    question does not; a new process reads it back. A fixed gate, or a writer still at work,
+    chooses nothing then."""
+    goods = ["pallets", "crates", "drums", "coils", "bales", "kegs", "rolls", "sacks"]
+    tools = [
+        FunctionTool.from_defaults(
+            fn=count_pallets, name=f"count_{g}", description=f"Count the {g} in one warehouse."
+        )
+        for g in goods
+    ]
+    many = [f"How many {g} are in Leeds?\n{g} at depot 4\nCount {g} in Hull" for g in goods]
+
+    def make(settings: Settings, llm: ScriptedLLM | None = None) -> Toolbox:
+        return Toolbox(settings, llm=llm, embed=MockEmbedding(embed_dim=8), tools=tools)
+
+    tb = make(_settings(tmp_path, write_requests="index"), ScriptedLLM(many))
+    tb.index()
+    assert tb.gate_status is not None, tb.requests_status
+    assert tb.gate_status.startswith("tool gate ("), tb.gate_status
+    assert "chosen from 24 written requests" in tb.gate_status
+    assert (tmp_path / "indexes" / "tools_gate.json").is_file()
+    again = make(_settings(tmp_path, write_requests="off"))  # another process
+    assert again.gate == tb.gate and again.gate.gate is not None
+
+    fixed = make(
+        _settings(tmp_path / "fixed", write_requests="index", tool_gate=0.3), ScriptedLLM(many)
+    )
+    fixed.index()
+    assert fixed.gate_status is None
+    assert not (tmp_path / "fixed" / "indexes" / "tools_gate.json").exists()
+    few = _toolbox(_settings(tmp_path / "few", write_requests="index"), ScriptedLLM(REQUESTS))
+    few.index()
+    assert few.gate_status is not None and few.gate_status.startswith("no tool gate chosen: 6 ")
+    monkeypatch.setattr(background, "start", lambda settings, cards: 4242)
+    busy = make(
+        _settings(tmp_path / "busy", llm_provider="openai_like", write_requests="background")
+    )
+    busy.index()
+    assert busy.requests_status and "pid 4242" in busy.requests_status
+    assert busy.gate_status is None  # chosen from the requests once they are written
+
+
 def test_off_or_a_scripted_provider_writes_nothing(tmp_path: Path) -> None:
     tb = _toolbox(_settings(tmp_path, write_requests="off"), ScriptedLLM([]))
     tb.index()

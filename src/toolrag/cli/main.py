@@ -192,6 +192,8 @@ def index(
         out.print(f"SQL database {toolbox.settings.sample_db_path}: {toolbox.database_status}")
     if toolbox.requests_status:
         out.print(toolbox.requests_status, highlight=False, soft_wrap=True)
+    if toolbox.gate_status:
+        out.print(toolbox.gate_status, highlight=False, soft_wrap=True)
     for line in failed:
         err.print(f"[red]error:[/red] {line}", highlight=False, soft_wrap=True)
     if failed:
