@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from llama_index.core.tools import FunctionTool
 
 from toolrag import ScriptedLLM, Settings, Toolbox
@@ -251,6 +252,32 @@ def test_init_then_index_then_ask_with_no_edit(tmp_path: Path) -> None:
     assert (folder / "toolrag.toml").is_file()
     indexed = _cli(folder, "index")
     assert "policies" in indexed and "equipment" in indexed
+    # the description init wrote says only what kinds of files there are; the tool's also
+    # names their titles, so the agent knows what they are about
+    spec = yaml.safe_load((folder / "toolspecs" / "collections.yaml").read_text())
+    assert {c["name"]: c.get("topics") for c in spec["collections"]}["policies"] == 12
+    mine = Toolbox(
+        Settings(
+            data_dir=folder,
+            index_dir=folder / ".toolrag" / "indexes",
+            state_dir=folder / ".toolrag" / "state",
+            toolspecs_dir=folder / "toolspecs",
+            llm_provider="scripted",
+        )
+    )
+    search = next(t for t in mine.tools() if t.metadata.get_name() == "search_policies")
+    listed = search.metadata.description.split(" Its files include: ")[1]
+    titles, total = mine.collection_indexes["policies"].titles()
+    assert total == len(titles) >= 3 and listed == "; ".join(titles) + "."
+    # a larger collection names a few, spread over it, and how many more there are
+    assert mine.collection_indexes["policies"].titles(2) == ([titles[0], titles[total // 2]], total)
+    for c in spec["collections"]:
+        c["topics"] = 2
+    (folder / "toolspecs" / "collections.yaml").write_text(yaml.safe_dump(spec))
+    fewer = Toolbox(mine.settings)
+    search = next(t for t in fewer.tools() if t.metadata.get_name() == "search_policies")
+    named = f"{titles[0]}; {titles[total // 2]} (and {total - 2} more)."
+    assert search.metadata.description.endswith(f" Its files include: {named}")
     turns = tmp_path / "turns.json"
     turns.write_text(
         json.dumps([react("search_policies", {"query": "password length"}), final("14")])

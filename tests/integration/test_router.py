@@ -502,3 +502,44 @@ def test_an_id_the_question_gives_by_name_replaces_a_copied_one(
     assert result.valid and not result.repaired
     assert result.decision.calls[0].arguments == {"project": "GRB-106"}  # type: ignore[union-attr]
     assert result.grounded == ["get_project_schedule.project: 'GRB-101' -> 'GRB-106'"]
+
+
+def test_a_tool_with_no_examples_of_its_own_gets_its_written_requests(
+    store: ExampleStore, tmp_path: Path
+) -> None:
+    """A user's pool: the SQL tool has no example, only requests the LLM wrote for it, and a
+    folder's search has placeholder examples; both tools get examples, so the router is not
+    shown the search's alone for a question about orders."""
+    from toolrag.cards.card import ToolCard
+
+    questions = tmp_path / "examples.jsonl"
+    questions.write_text(
+        json.dumps({"query": "Which site is busiest?", "expected_tools": ["site"]}) + "\n"
+    )
+    cards = [
+        ToolCard(
+            name="run_sql",
+            description="Run one SQL SELECT on the shop database.",
+            synthetic=["Which customer spent the most?", "How many orders were placed in May?"],
+        ),
+        ToolCard(
+            name="search_handbook",
+            description="Search the handbook.",
+            examples=["Find leave policy in the handbook"],
+            synthetic=["How many days of leave do I get?"],
+        ),
+        ToolCard(name="site", description="The site today.", synthetic=["Who is on site?"]),
+    ]
+    store.seed(cards, questions)
+    by_tool: dict[str, list[tuple[str, str]]] = {}
+    for e in store._examples:
+        by_tool.setdefault(next(iter(e.tools)), []).append((e.query, e.source))
+    assert sorted(by_tool["run_sql"]) == [
+        ("How many orders were placed in May?", "written"),
+        ("Which customer spent the most?", "written"),
+    ]
+    # a tool with examples of its own (a card's, a question's) keeps only those
+    assert by_tool["search_handbook"] == [("Find leave policy in the handbook", "card")]
+    assert by_tool["site"] == [("Which site is busiest?", "questions")]
+    chosen = store.select("Which customer placed the largest order?", k=2, k_named=0)
+    assert next(iter(chosen[0][1].tools)) == "run_sql"

@@ -234,3 +234,21 @@ def test_a_card_whose_reply_held_no_request_is_not_covered(
     assert store.fill(cards[:2]) == 1
     assert store.cached(cards[1]) == ["Is it windy in Bergen?"]
     assert store.covered(cards[:2]) == 2 and store.fill(cards[:2]) == 0
+
+
+def test_parse_requests_drops_code_and_introductions_and_unwraps_emphasis() -> None:
+    # what the local model wrote for a shop database's run_sql
+    reply = """Here are three requests:
+**Which customer spent the most last month?**
+```sql
+SELECT customer_id, COUNT(*) AS total_orders
+FROM orders GROUP BY customer_id
+```
+**Total number of orders placed by each customer:**
+### How many orders were placed in May?
+Select every customer from London"""
+    assert parse_requests(reply, 5, "run_sql") == [
+        "Which customer spent the most last month?",
+        "How many orders were placed in May?",
+        "Select every customer from London",
+    ]

@@ -63,6 +63,12 @@ _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|request\s*\d*:)\s*", re.IGNOREC
 # repeated 5 times or more in a row is kept twice.
 _LOOP = re.compile(r"(.{2,40}?)\1{4,}")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)")
+# A line of code, not a request: a fence, or a statement's clause in capitals ("SELECT
+# customer_id, COUNT(*)", "GROUP BY city"), as the local model writes for a SQL tool.
+_CODE = re.compile(
+    r"^(?:```|(?:SELECT|WITH|FROM|WHERE|GROUP BY|ORDER BY|HAVING|LIMIT|JOIN|INSERT|UPDATE|"
+    r"DELETE|CREATE|DROP|ALTER)\b)"
+)
 
 
 class _Entry(NamedTuple):
@@ -86,11 +92,13 @@ def _within_limit(request: str) -> str:
 
 
 def parse_requests(text: str, n: int, tool_name: str, written: Sequence[str] = ()) -> list[str]:
-    """The requests in an LLM reply: one per line, numbering, bullets and quotes removed,
-    without repeats (of each other or of ``written``), lines naming the tool, or lines too long
-    to be a request. A value the model loops on is cut to two copies, and a line longer than
-    ``MAX_CHARS`` keeps the whole sentences that fit: the 1.5B local model wrote no usable
-    request for 10 of BFCL's 1,703 cards, each reply a loop or lines of 320-400 characters.
+    """The requests in an LLM reply: one per line, numbering, bullets, heading marks, emphasis
+    and quotes removed, without repeats (of each other or of ``written``), lines naming the
+    tool, lines of code (a SQL clause in capitals, a fence), lines that end in a colon (they
+    introduce others), or lines too long to be a request. A value the model loops on is cut
+    to two copies, and a line longer than ``MAX_CHARS`` keeps the whole sentences that fit:
+    the 1.5B local model wrote no usable request for 10 of BFCL's 1,703 cards, each reply a
+    loop or lines of 320-400 characters.
 
     A line names the tool as a question would (:class:`toolrag.cards.names.NameFinder`): by an
     identifier-shaped name anywhere ("call get_weather for Rome"), by a one-word name only when
@@ -105,8 +113,11 @@ def parse_requests(text: str, n: int, tool_name: str, written: Sequence[str] = (
     out: list[str] = []
     seen = {r.lower() for r in written}
     for line in text.splitlines():
-        request = _within_limit(_BULLET.sub("", line).strip().strip("\"'").strip())
-        if not request or names_tool(request):
+        # a heading's marks and emphasis around the line ("**Orders by customer**") go
+        request = _BULLET.sub("", line).strip().lstrip("#>").strip().strip("*_").strip()
+        request = _within_limit(request.strip("\"'").strip())
+        # a line of code, or one that introduces others ("Here are three requests:")
+        if not request or _CODE.match(request) or request.endswith(":") or names_tool(request):
             continue
         if request.lower() not in seen:
             seen.add(request.lower())

@@ -194,6 +194,14 @@ class CollectionSpec(BaseModel):
     fields: list[FieldSpec] = Field(default_factory=list)
     filters: list[str] = Field(default_factory=list, description="Fields the tool filters by.")
     examples: list[str] = Field(default_factory=list, description="Example user requests.")
+    topics: int = Field(
+        0,
+        ge=0,
+        le=40,
+        description="How many of the collection's document titles, spread over it, its search "
+        "tool's description names, so that the agent knows what the files are about when the "
+        "description does not say (0: none; `toolrag init` writes 12).",
+    )
 
     @model_validator(mode="after")
     def _filters_are_fields(self) -> CollectionSpec:

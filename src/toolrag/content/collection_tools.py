@@ -34,6 +34,7 @@ MAX_ENUM = 30
 LIST_FACTOR = 3  # a filtered search returns up to this many times top_k matches
 MORE_CHARS = 300  # of the text of each match past top_k
 MAX_LISTED = 30  # units a call with filters and no query lists
+TOPIC_CHARS = 60  # of each document title a description names (``topics``)
 FUNCTION_WORDS = frozenset(
     [
         "a",
@@ -144,7 +145,19 @@ class CollectionSearch:
         text += "Returns the most relevant passages with their title"
         text += (", " + ", ".join(shown)) if shown else ""
         text += " and file. It does not search other collections and does not compute totals."
-        return text
+        return text + self._topics()
+
+    def _topics(self) -> str:
+        """ " Its files include: A; B; C (and N more)." with the ``topics`` setting's number
+        of document titles, each cut to a few words; "" when it is 0 or nothing is indexed."""
+        if not self.spec.topics or not self.index.exists():
+            return ""
+        titles, total = self.index.titles(self.spec.topics)
+        if not titles:
+            return ""
+        named = "; ".join(bounded(t, TOPIC_CHARS) for t in titles)
+        more = f" (and {total - len(titles)} more)" if total > len(titles) else ""
+        return f" Its files include: {named}{more}."
 
     def examples(self) -> list[str]:
         """The declared example requests, else requests about what the index holds (its

@@ -25,6 +25,7 @@ SKIP = frozenset({"toolspecs", "indexes", "state", "node_modules", "__pycache__"
 MAX_FILES_LOOKED_AT = 2_000
 MAX_ROWS_LOOKED_AT = 500
 ENUM_MAX = 12
+TOPICS = 12  # document titles an init'd files collection's description names (its ``topics``)
 
 
 def _slug(name: str) -> str:
@@ -153,6 +154,7 @@ def _files_collection(name: str, folder: str, root: Path, files: list[Path]) -> 
     return CollectionSpec(
         name=name,
         description=f"The files of {where} ({listing}).",
+        topics=TOPICS,
         paths=[f"{folder}/**/*"] if folder else sorted({f"*{p.suffix}" for p in files}),
         fields=fields,
         filters=[f.name for f in fields if f.type != "keyword" or f.kind == "path"],

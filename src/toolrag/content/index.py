@@ -184,7 +184,8 @@ class ContentIndex:
         ).hexdigest()[:10]
         self._db: Any = None
         self._table: Any = None
-        self._outline: tuple[int, list[str]] | None = None  # (table version, every entry)
+        # (table version, every outline entry, every document's title)
+        self._outline: tuple[int, list[str], list[str]] | None = None
         self._weights: tuple[int, FusionWeights] | None = None  # (table version, weights)
 
     # --- storage -------------------------------------------------------------------------------
@@ -533,24 +534,47 @@ class ContentIndex:
         table = self._open()
         if table is None:
             return []
+        return self._read(table)[1][:limit]
+
+    def titles(self, limit: int = OUTLINE_MAX) -> tuple[list[str], int]:
+        """At most ``limit`` of the documents' distinct titles, spread evenly over the index
+        (in the order of their ids), and how many there are in all: a few words on what the
+        collection holds, for its tool's description (``topics``)."""
+        table = self._open()
+        if table is None:
+            return [], 0
+        every = self._read(table)[2]
+        if len(every) <= limit:
+            return list(every), len(every)
+        step = len(every) / limit
+        return [every[int(n * step)] for n in range(limit)], len(every)
+
+    def _read(self, table: Any) -> tuple[int, list[str], list[str]]:
+        """The outline and the titles of the table's current version, read once per version."""
         version = int(table.version)
         if self._outline is None or self._outline[0] != version:
-            self._outline = (version, self._read_outline(table))
-        return self._outline[1][:limit]
+            self._outline = (version, *self._read_outline(table))
+        return self._outline
 
     @staticmethod
-    def _read_outline(table: Any) -> list[str]:
+    def _read_outline(table: Any) -> tuple[list[str], list[str]]:
         data = table.to_arrow().select(["doc_id", "chunk", "title", "text"]).to_pylist()
         data.sort(key=lambda r: (r["doc_id"] or "", r["chunk"] or 0))
         out: list[str] = []
+        titles: list[str] = []
         seen: set[str] = set()
+        seen_titles: set[str] = set()
         for row in data:
+            title = " ".join((row["title"] or "").split())
+            if len(re.findall(r"[^\W\d_]", title)) >= 3 and title.lower() not in seen_titles:
+                seen_titles.add(title.lower())
+                titles.append(title)
             for entry in [row["title"], *headings(row["text"] or "")]:
                 entry = _NUMBERING.sub("", (entry or "").strip(" #\t"))
                 if len(re.findall(r"[^\W\d_]", entry)) >= 3 and entry.lower() not in seen:
                     seen.add(entry.lower())
                     out.append(entry)
-        return out
+        return out, titles
 
     def distinct(self, column: str) -> list[str]:
         table = self._open()

@@ -53,7 +53,7 @@ class LeakageError(InputError):
 class Example(BaseModel):
     query: str
     calls: list[ToolCallSpec] = Field(default_factory=list)
-    source: str = Field("manual", description="card | questions | promoted | manual")
+    source: str = Field("manual", description="card | questions | written | promoted | manual")
 
     @property
     def id(self) -> str:
@@ -207,7 +207,11 @@ class ExampleStore:
         self, cards: Sequence[ToolCard], questions: Path | None = None
     ) -> tuple[int, list[str]]:
         """Examples from the cards' example queries and a questions JSONL (expected tools and,
-        for one-tool questions, expected arguments). Leaking ones are skipped and reported."""
+        for one-tool questions, expected arguments), and, for a tool that has none of those, its
+        card's written requests (``synthetic``: what the LLM wrote for it, ``toolrag tools
+        synth`` or the background writer), so that every tool of a user's pool has examples and
+        a few placeholder examples of one tool do not stand for the pool. Leaking ones are
+        skipped and reported."""
         examples = [
             Example(query=q, calls=[ToolCallSpec(tool=c.name)], source="card")
             for c in cards
@@ -225,6 +229,13 @@ class ExampleStore:
                         item.get("expected_args") or {},
                     )
                 )
+        own = {tool for e in examples for tool in e.tools}
+        examples += [
+            Example(query=q, calls=[ToolCallSpec(tool=c.name)], source="written")
+            for c in cards
+            if c.name not in own
+            for q in c.synthetic
+        ]
         return self.add_many(examples, strict=False)
 
     # --- choosing ------------------------------------------------------------------------------
