@@ -239,13 +239,17 @@ def test_a_card_whose_reply_held_no_request_is_not_covered(
 def test_parse_requests_drops_code_and_introductions_and_unwraps_emphasis() -> None:
     # what the local model wrote for a shop database's run_sql
     reply = """Here are three requests:
-**Which customer spent the most last month?**
-```sql
+1. **Which customer spent the most last month?**
+   ```sql
+   SELECT customer_id, SUM(total)
+     customer_id, city
+   );
+   ```
 SELECT customer_id, COUNT(*) AS total_orders
-FROM orders GROUP BY customer_id
-```
 **Total number of orders placed by each customer:**
+);
 ### How many orders were placed in May?
+These requests demonstrate different types of SQL operations such as counting.
 Select every customer from London"""
     assert parse_requests(reply, 5, "run_sql") == [
         "Which customer spent the most last month?",

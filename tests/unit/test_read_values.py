@@ -96,3 +96,15 @@ def test_unread_ids_are_the_answers_ids_no_result_holds() -> None:
     assert unread_ids("FP-10 and FP-1010", "", read) == ["FP-10", "FP-1010"]
     # the answer's figures first, then its ids; each once
     assert unread_facts("FP-102 for $99,000 and FP-102 again", "", read) == ["$99,000", "FP-102"]
+
+
+def test_numbers_side_by_side_in_a_json_row_are_each_read() -> None:
+    """A SQL result's row has no space after its commas: "[3,300.0]" was read as 3,300 and
+    "[12,450000.0]" as 12,450 and nothing, so a right answer's $300 and $450,000 were refused."""
+    row = '{"columns":["customer_id","largest"],"rows":[[3,300.0,"Grace Hopper"]]}'
+    assert unread_facts("Grace Hopper placed the largest order, $300.", "Who?", row) == []
+    totals = '{"rows":[[12,450000.0]]}'
+    assert unread_facts("12 invoices total $450,000.", "How much?", totals) == []
+    assert unread_facts("12 invoices total $460,000.", "How much?", totals) == ["$460,000"]
+    # a figure grouped by thousands in prose is still read as one number
+    assert unread_facts("It cost 23147914.", "?", "a cost of 23,147,914 in all") == []

@@ -66,9 +66,14 @@ _SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s)")
 # A line of code, not a request: a fence, or a statement's clause in capitals ("SELECT
 # customer_id, COUNT(*)", "GROUP BY city"), as the local model writes for a SQL tool.
 _CODE = re.compile(
-    r"^(?:```|(?:SELECT|WITH|FROM|WHERE|GROUP BY|ORDER BY|HAVING|LIMIT|JOIN|INSERT|UPDATE|"
-    r"DELETE|CREATE|DROP|ALTER)\b)"
+    r"^(?:SELECT|WITH|FROM|WHERE|GROUP BY|ORDER BY|HAVING|LIMIT|JOIN|INSERT|UPDATE|"
+    r"DELETE|CREATE|DROP|ALTER)\b"
 )
+# A line about the requests, not one of them ("These requests show ...", "Here are 3 requests")
+_ABOUT = re.compile(
+    r"^(?:these|the above|the following|here are|here is)\b[^.?!]{0,80}\brequests?\b", re.I
+)
+_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
 class _Entry(NamedTuple):
@@ -94,8 +99,9 @@ def _within_limit(request: str) -> str:
 def parse_requests(text: str, n: int, tool_name: str, written: Sequence[str] = ()) -> list[str]:
     """The requests in an LLM reply: one per line, numbering, bullets, heading marks, emphasis
     and quotes removed, without repeats (of each other or of ``written``), lines naming the
-    tool, lines of code (a SQL clause in capitals, a fence), lines that end in a colon (they
-    introduce others), or lines too long to be a request. A value the model loops on is cut
+    tool, lines of code (in a fenced block, or a SQL clause in capitals), lines about the
+    requests ("These requests show ...") or that end in a colon (they introduce others), lines
+    of fewer than two words, or lines too long to be a request. A value the model loops on is cut
     to two copies, and a line longer than ``MAX_CHARS`` keeps the whole sentences that fit:
     the 1.5B local model wrote no usable request for 10 of BFCL's 1,703 cards, each reply a
     loop or lines of 320-400 characters.
@@ -112,12 +118,24 @@ def parse_requests(text: str, n: int, tool_name: str, written: Sequence[str] = (
         names_tool = lambda line: tool_name.lower() in line.lower()  # noqa: E731
     out: list[str] = []
     seen = {r.lower() for r in written}
+    fenced = False
     for line in text.splitlines():
+        if line.strip().startswith("```"):  # a code block's fence: what it holds is code
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
         # a heading's marks and emphasis around the line ("**Orders by customer**") go
         request = _BULLET.sub("", line).strip().lstrip("#>").strip().strip("*_").strip()
         request = _within_limit(request.strip("\"'").strip())
-        # a line of code, or one that introduces others ("Here are three requests:")
-        if not request or _CODE.match(request) or request.endswith(":") or names_tool(request):
+        # code, a line about the requests or one that introduces them, a line of symbols
+        if (
+            len(_WORD.findall(request)) < 2
+            or _CODE.match(request)
+            or _ABOUT.match(request)
+            or request.endswith(":")
+            or names_tool(request)
+        ):
             continue
         if request.lower() not in seen:
             seen.add(request.lower())

@@ -8,9 +8,10 @@ tool results, a chat's earlier turns). :func:`unread_values` names the others; t
 such a call with a message that says to read the values with a data tool first.
 
 Numbers compare by value whatever their format ("23,147,914" read, 23147914 passed; a sign may
-differ) and a number that counts days, weeks or items up to 31 is always accepted (a shift of
-"7 days" is seldom written as a figure). Dates compare as dates: ISO, or written in words in
-the text read ("June 30, 2026"), or the bounds of the period the question names.
+differ; a JSON row's "[3,300.0]" holds 3 and 300.0) and a number that counts days, weeks or
+items up to 31 is always accepted (a shift of "7 days" is seldom written as a figure). Dates
+compare as dates: ISO, or written in words in the text read ("June 30, 2026"), or the bounds
+of the period the question names.
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ from toolrag.guard.grounding.names import code_like, folded
 from toolrag.guard.grounding.periods import MAX_CHARS, question_period
 from toolrag.tools.result import ErrorCode, ToolResult
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])-?\d+(?:\.\d+)?")
+# A number read: grouped by thousands ("23,147,914"), and each plain run of digits too, since a
+# JSON row has no space after its commas: "[3,300.0]" is 3 and 300.0 as well as 3,300.0, and
+# "[12,450000.0]" is no grouped number at all.
+_GROUPED = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)")
+_PLAIN = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MONTH_NAMES = re.findall(r"[a-z]+", "jan feb mar apr may jun jul aug sep oct nov dec")
 _MONTHS = {m: n for n, m in enumerate(_MONTH_NAMES, 1)}
@@ -42,7 +47,8 @@ MAX_NEAR_DATES = 8  # the dates after one that it may span
 
 
 def _numbers(text: str) -> set[float]:
-    return {abs(float(n.replace(",", ""))) for n in _NUMBER.findall(text)}
+    grouped = {abs(float(n.replace(",", ""))) for n in _GROUPED.findall(text)}
+    return grouped | {abs(float(n)) for n in _PLAIN.findall(text)}
 
 
 def _dated(text: str) -> list[tuple[int, date]]:
