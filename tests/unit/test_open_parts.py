@@ -43,17 +43,3 @@ def test_the_open_part_is_asked_for_with_its_best_tool_when_offered() -> None:
     assert _open_part(parts, prior, answer, offered, part_tools) is None
     # without the best few, a part is served by its best tool alone
     assert _open_part(parts, prior, answer, offered) == parts[0]
-
-
-def test_the_router_names_each_parts_best_tool_beside_it() -> None:
-    from toolrag.routing.router import parts_block, question_parts
-
-    question = (
-        "How many days of annual leave does a full-time employee get, and which customer "
-        "placed the largest order?"
-    )
-    leave, order = question_parts(question)
-    block = parts_block(question, {leave: "search_handbook", order: "run_sql"})
-    assert f"1. {leave} (best fit: search_handbook)\n2. {order} (best fit: run_sql)\n" in block
-    assert "best fit" not in parts_block(question)  # no tool search said: the parts alone
-    assert parts_block("Which customer placed the largest order?", {order: "run_sql"}) == ""

@@ -170,9 +170,7 @@ async def ask_routed(
     retriever = retriever_for(run)
     tools = await retriever.aretrieve(question)
     offered = [t.metadata.get_name() for t in tools]
-    # each part of a question that asks several things, with the tool searched best for it
-    part_tools = dict(getattr(retriever.retriever, "last_parts", []))
-    routed = await router.arun(question, tools, guard, run_id=run.run_id, part_tools=part_tools)
+    routed = await router.arun(question, tools, guard, run_id=run.run_id)
     routed.id = decisions.record(routed)
     run.shown = list(routed.example_questions)  # the agent's prompt continues the router's
     decision = routed.decision

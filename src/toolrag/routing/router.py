@@ -30,7 +30,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from llama_index.core.llms import LLM, CompletionResponse
@@ -83,10 +83,7 @@ INSTRUCTIONS = (
 
 # A question that asks several things (:func:`toolrag.retrieval.steps.sub_queries`) gets its
 # parts listed after it: a small model otherwise calls a tool for the first part and stops.
-# Each part names the offered tool the tool search ranked first for it, when it knows one: the
-# model otherwise gives every part the tool of the part it read first.
 PARTS = "This question asks {n} things; give a call for each:\n{parts}\n"
-PART_TOOL = " (best fit: {tool})"
 
 # No tool was offered (the retriever's gate or floor said none fits, and none is pinned):
 # there is nothing to route among, so the model answers the question itself.
@@ -142,18 +139,13 @@ def question_parts(question: str) -> list[str]:
     return parts if len(parts) > 1 else []
 
 
-def parts_block(question: str, part_tools: Mapping[str, str] | None = None) -> str:
-    """The parts of a question that asks several things, listed for the router, each with
-    the tool ``part_tools`` gives for it (the tool search's best for the part, an offered
-    one); "" for a question of one part."""
+def parts_block(question: str) -> str:
+    """The parts of a question that asks several things, listed for the router; "" for a
+    question of one part."""
     parts = question_parts(question)
     if not parts:
         return ""
-    hints = part_tools or {}
-    listed = "\n".join(
-        f"{n}. {part}" + (PART_TOOL.format(tool=hints[part]) if part in hints else "")
-        for n, part in enumerate(parts, start=1)
-    )
+    listed = "\n".join(f"{n}. {part}" for n, part in enumerate(parts, start=1))
     return PARTS.format(n=len(parts), parts=listed)
 
 
@@ -369,18 +361,8 @@ class Router:
                 chosen.setdefault(i, e)
         return list(chosen.items())
 
-    def prompt(
-        self,
-        question: str,
-        tools: Sequence[BaseTool],
-        examples: Sequence[Example],
-        part_tools: Mapping[str, str] | None = None,
-    ) -> str:
-        """The routing prompt. ``part_tools``: for a question of several parts, the tool the
-        tool search ranked first for each part (by the part's text); those offered are named
-        beside their parts."""
+    def prompt(self, question: str, tools: Sequence[BaseTool], examples: Sequence[Example]) -> str:
         by_name = {t.metadata.get_name(): t for t in tools}
-        hints = {p: t for p, t in (part_tools or {}).items() if t in by_name}
         # examples shown as whole replies last, beside the question (their order kept): the
         # model writes its reply in the form of the nearest one
         blocks = sorted((_example_block(e, by_name) for e in examples), key=_is_reply)
@@ -389,22 +371,18 @@ class Router:
             tools="\n".join(b for _, b in listed_tools(tools, _tool_block, self.tool_order)),
             examples=f"\nExamples:\n{block}\n" if block else "",
             question=question,
-            parts=parts_block(question, hints),
+            parts=parts_block(question),
         )
 
     def plan(
-        self,
-        question: str,
-        tools: Sequence[BaseTool],
-        part_tools: Mapping[str, str] | None = None,
+        self, question: str, tools: Sequence[BaseTool]
     ) -> tuple[list[tuple[str, Example]], str]:
         """The examples chosen for ``question`` over ``tools`` (id, example) and the prompt
-        (with no tools, the direct-answer prompt and no examples; ``part_tools``: see
-        :meth:`prompt`)."""
+        (with no tools, the direct-answer prompt and no examples)."""
         if not tools:
             return [], NO_TOOL.format(question=question)
         chosen = self.choose_examples(question, [t.metadata.get_name() for t in tools])
-        return chosen, self.prompt(question, tools, [e for _, e in chosen], part_tools)
+        return chosen, self.prompt(question, tools, [e for _, e in chosen])
 
     # --- the model -----------------------------------------------------------------------------
     def _ask(
@@ -455,7 +433,6 @@ class Router:
         question: str,
         tools: Sequence[BaseTool],
         plan: tuple[list[tuple[str, Example]], str] | None = None,
-        part_tools: Mapping[str, str] | None = None,
     ) -> RouteResult:
         """Decide, validate, and repair once when the decision has errors; optional arguments
         still not grounded in the question after that are left out. ``plan``: what
@@ -466,7 +443,7 @@ class Router:
         question = bounded(question)
         started = time.perf_counter()
         by_name = {t.metadata.get_name(): t for t in tools}
-        chosen, prompt = plan or self.plan(question, tools, part_tools)
+        chosen, prompt = plan or self.plan(question, tools)
         result = RouteResult(
             question=question,
             examples=[i for i, _ in chosen],
@@ -538,17 +515,11 @@ class Router:
         return result
 
     async def arun(
-        self,
-        question: str,
-        tools: Sequence[BaseTool],
-        guard: ToolGuard,
-        run_id: str = "router",
-        part_tools: Mapping[str, str] | None = None,
+        self, question: str, tools: Sequence[BaseTool], guard: ToolGuard, run_id: str = "router"
     ) -> RouteResult:
-        """Route, then run a valid decision's calls through the guard, in parallel
-        (``part_tools``: see :meth:`prompt`)."""
+        """Route, then run a valid decision's calls through the guard, in parallel."""
         question = bounded(question)
-        result = await asyncio.to_thread(self.route, question, tools, None, part_tools)
+        result = await asyncio.to_thread(self.route, question, tools)
         if result.valid and result.decision is not None and result.decision.calls:
             calls = result.decision.calls
 
