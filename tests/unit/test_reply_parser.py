@@ -104,3 +104,22 @@ def test_an_answer_written_in_the_thought_line_and_again_is_read_once() -> None:
     step = parse("Thought: Two sheets were revised. Answer: A-101, A-102.\nAnswer: A-101, A-102")
     assert isinstance(step, ResponseReasoningStep)
     assert step.response == "A-101, A-102."
+
+
+def test_a_final_answer_loses_the_react_lines_written_after_it() -> None:
+    from toolrag.agent.loop import answer_text
+
+    # the local model's answer to "Write a haiku about autumn leaves." in the first-hour run
+    written = (
+        "The leaves fall to the ground, creating a blanket of gold and brown.\n"
+        'Action: search_handbook\nAction Input: {"query":"autumn leaves"}'
+    )
+    assert answer_text(written) == (
+        "The leaves fall to the ground, creating a blanket of gold and brown."
+    )
+    assert answer_text("  25 days.\nObservation: made up ") == "25 days."
+    assert answer_text("The Action: line is kept inside prose.") == (
+        "The Action: line is kept inside prose."
+    )
+    step = "Thought: I need a tool.\nAction: run_sql"  # a step, for readable() to judge
+    assert answer_text(step) == step

@@ -262,6 +262,19 @@ def bounded_question(question: str) -> str:
     return bounded(question, MAX_QUERY_CHARS)
 
 
+_TRAILING_STEP = re.compile(r"\n[ \t]*(?:Action|Action Input|Observation)[ \t]*:")
+
+
+def answer_text(text: str) -> str:
+    """A final answer without the ReAct lines a small model wrote after it ("The leaves
+    fall.\nAction: search_handbook\nAction Input: {...}"): the user reads the prose before
+    them. Text that opens as a ReAct step is left to :func:`readable`."""
+    found = _TRAILING_STEP.search(text)
+    if found and not _REACT_FRAGMENT.match(text) and re.search(r"\w", text[: found.start()]):
+        return text[: found.start()].strip()
+    return text.strip()
+
+
 def readable(text: str) -> bool:
     """Whether a final answer is prose, not garbage or a ReAct fragment the parser let
     through ("Thought: I should" at the iteration cap, "%%% ???"). Text that opens like a
@@ -834,7 +847,7 @@ async def run_agent(
             if (figures_asked and len(unread) < len(figures_asked)) or (
                 (from_found or loop_found) and not unread and not denied
             ):
-                answer.answer = text.strip()
+                answer.answer = answer_text(text)
             elif loop_found or (figures_asked and unread):
                 data = found_data(prior, answer.trace)
                 several = bool(question_parts(question))  # each part from its own result
@@ -842,7 +855,7 @@ async def run_agent(
                     agent.llm, answer, data[-MAX_PARTS_READ:] if several else data[-1:]
                 )
             break
-        answer.answer = text.strip()
+        answer.answer = answer_text(text)
         steps_before_repair = len(answer.trace)
         last = answer.trace[-1] if answer.trace else None
         if not parts_asked and (open_part := _open_part(parts, prior, answer, offered, part_tools)):
