@@ -142,6 +142,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--setups", default=",".join(SETUPS))
     parser.add_argument("--folder", type=Path, default=ROOT / "runs" / "first_hour")
+    parser.add_argument("--name", default="first_hour", help="The result file's name.")
     args = parser.parse_args()
     setups = args.setups.split(",")
     started = time.perf_counter()
@@ -177,7 +178,7 @@ def main() -> None:
             "median_seconds_ratio": round(ours["seconds_median"] / plain["seconds_median"], 3),
         }
     os.chdir(ROOT)
-    write_result("first_hour", figures, seconds=time.perf_counter() - started)
+    write_result(args.name, figures, module="first_hour", seconds=time.perf_counter() - started)
     for setup, result in results.items():
         print(setup, result)
 

@@ -391,6 +391,19 @@ def _gate_sample_rows(fig: dict[str, Any]) -> Rows:
     return rows
 
 
+def _first_hour_rows(fig: dict[str, Any]) -> Rows:
+    """``first_hour``: a folder and a database through init, index and ask, per setup."""
+    rows: Rows = []
+    for setup, r in fig["results"].items():
+        rows.append((
+            f"{setup} ({r['n']} questions, {len(fig['tools'])} tools)",
+            f"answered {r['answered']} of {r['n_answer_scored']}, tools right "
+            f"{_f(r['tool_accuracy'], 3)}, both parts called {_f(r['multi_tool_coverage'], 3)}, "
+            f"no-tool {_f(r['no_tool_accuracy'], 3)}, p50 {_f(r['seconds_median'], 1)} s",
+        ))  # fmt: skip
+    return rows
+
+
 def _agent_rows(fig: dict[str, Any]) -> Rows:
     rows: Rows = []
     for qset, per_setup in (fig.get("results_by_set") or {"all": fig["results"]}).items():
@@ -487,6 +500,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any]], Rows]] = {
     "gate_auto": _gate_rows,
     "pool_offers": _pool_offers_rows,
     "gate_sample": _gate_sample_rows,
+    "first_hour": _first_hour_rows,
     "agent": _agent_rows,
     "tool_retrieval": _retrieval_rows,
     "tool_tokens": _tokens_rows,
