@@ -625,6 +625,17 @@ def glance_rows(by_name: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]
                 _link(_f(ours["answer_accuracy"], 3), name) + " (toolrag defaults)",
                 "; ".join(_link(_f(r["answer_accuracy"], 3), name) + f" ({s})" for s, r in base),
             ))  # fmt: skip
+    if "first_hour" in by_name:  # a user's own folder and database, not the sample's
+        fig = by_name["first_hour"]["figures"]
+        ours, plain = fig["results"]["toolrag"], fig["results"]["plain"]
+        rows.append((
+            f"agent, a user's own folder and database ({ours['n_answer_scored']} questions "
+            "with an answer): answered strictly",
+            _link(f"{ours['answered']} of {ours['n_answer_scored']}", "first_hour")
+            + " (toolrag defaults)",
+            _link(f"{plain['answered']} of {plain['n_answer_scored']}", "first_hour")
+            + " (stock ReActAgent, all tools)",
+        ))  # fmt: skip
     if "tool_retrieval" in by_name:
         fig = by_name["tool_retrieval"]["figures"]
         single = _by_strategy(fig["results"])
