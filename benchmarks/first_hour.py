@@ -26,18 +26,17 @@ import asyncio
 import os
 import shutil
 import sqlite3
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.agent import plain_agent
+from benchmarks.agent import plain_agent, record, summarize
 from benchmarks.results import write_result
 from toolrag import Settings, Toolbox
 from toolrag.agent import Answer, run_agent
-from toolrag.batch import Question, load_questions, question_matches
+from toolrag.batch import Question, load_questions
 from toolrag.guard import RunState, guarded_tools
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,40 +74,14 @@ def build_folder(folder: Path) -> Path:
 
 
 def score(setup: str, q: Question, answer: Answer) -> dict[str, Any]:
-    called = answer.tools_called
-    return {
-        "setup": setup,
-        "id": q.id,
-        "kind": q.kind,
-        "matched": question_matches(answer.answer, q) if not q.no_tool else None,
-        "tool_ok": set(q.expected_tools) <= set(called) if q.expected_tools else None,
-        "no_tool_ok": not called if q.no_tool else None,
-        "multi_tool": len(set(q.expected_tools)) >= 2,
-        "tools_called": called,
-        "llm_calls": answer.llm_calls,
-        "seconds": answer.seconds,
-        "answer": answer.answer[:400],
-    }
+    """One question's record, scored as the agent benchmark scores one (no distractors, no
+    action tools in this pool), with the question's kind."""
+    return record(setup, q, answer, set(), set(), "first_hour") | {"kind": q.kind}
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    def share(key: str, where: Any = None) -> float | None:
-        values = [r[key] for r in rows if r[key] is not None and (where is None or where(r))]
-        return round(sum(values) / len(values), 3) if values else None
-
-    seconds = [r["seconds"] for r in rows]
-    return {
-        "n": len(rows),
-        "answer_accuracy": share("matched"),
-        "answered": sum(1 for r in rows if r["matched"]),
-        "n_answer_scored": sum(1 for r in rows if r["matched"] is not None),
-        "tool_accuracy": share("tool_ok"),
-        "multi_tool_coverage": share("tool_ok", lambda r: r["multi_tool"]),
-        "no_tool_accuracy": share("no_tool_ok"),
-        "llm_calls_mean": round(statistics.mean(r["llm_calls"] for r in rows), 2),
-        "seconds_median": round(statistics.median(seconds), 1),
-        "seconds_mean": round(statistics.mean(seconds), 1),
-    }
+    """The agent benchmark's summary of ``rows``, and how many answers matched."""
+    return summarize(rows) | {"answered": sum(1 for r in rows if r.get("matched"))}
 
 
 async def ask(setup: str, tb: Toolbox, question: str) -> Answer:
