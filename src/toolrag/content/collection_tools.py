@@ -148,8 +148,9 @@ class CollectionSearch:
         return text + self._topics()
 
     def _topics(self) -> str:
-        """ " Its files include: A; B; C (and N more)." with the ``topics`` setting's number
-        of document titles, each cut to a few words; "" when it is 0 or nothing is indexed."""
+        """The sentence that names the ``topics`` setting's number of document titles, each
+        cut to a few words (" Its files include: A; B; C (and N more)."); "" when the setting
+        is 0 or nothing is indexed."""
         if not self.spec.topics or not self.index.exists():
             return ""
         titles, total = self.index.titles(self.spec.topics)
